@@ -1,0 +1,41 @@
+// Command cclab is the datacenter congestion-control laboratory: it builds
+// emulated datacenter networks out of network namespaces, loads congestion
+// control laws, runs workloads and analyses the results.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	// SIGINT/SIGTERM cancel the context; long operations tear down what they
+	// built when it is cancelled.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "cclab:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cclab",
+		Short:         "A laboratory for datacenter congestion control on the real Linux TCP stack",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newVersionCmd(),
+	)
+	return root
+}
