@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the sender's host agent keeps per socket from the newest INT echo,
+ * and what the laws read: the contract between tcopt/ and kmod/.
+ *
+ * In the eBPF build it is the value of the socket-storage map
+ * INT_ECHO_MAP_NAME, pinned by name under INT_ECHO_PIN_DIR so that the
+ * sock_ops agent and the struct_ops laws share one map. Plain C, no includes
+ * (see int_option.h).
+ */
+#ifndef CCLAB_INT_ECHO_H
+#define CCLAB_INT_ECHO_H
+
+#include "int_option.h"
+
+#define INT_ECHO_MAP_NAME	cclab_int_echo
+#define INT_ECHO_PIN_DIR	"/sys/fs/bpf/cclab-cc"
+
+struct int_echo {
+	__u64 arrived_ns;	/* CLOCK_MONOTONIC ns when the echo was parsed */
+	__u32 count;		/* echoes parsed on this socket so far */
+	__u8 nhops;		/* valid records in hop[], 0..INT_MAX_HOPS */
+	__u8 flags;		/* INT_HDR_OVERFLOW: the path had more hops */
+	__u16 pad;
+	struct int_hop hop[INT_MAX_HOPS];	/* hop[0] is the sender's first switch */
+};
+
+#endif /* CCLAB_INT_ECHO_H */

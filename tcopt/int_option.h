@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The cclab INT option: in-band network telemetry in a TCP option.
+ * The wire format is specified in tcopt/README.md; this header is its C
+ * encoding and the Go codec in tcopt/ is its twin.
+ *
+ * Plain C with no includes, so that it compiles into BPF objects, kernel
+ * modules and user-space tests alike: the includer provides __u8, __u16,
+ * __u32 and __u64 (linux/types.h, or vmlinux.h in BPF).
+ */
+#ifndef CCLAB_INT_OPTION_H
+#define CCLAB_INT_OPTION_H
+
+/* RFC 6994 experimental option: kind, length, 16-bit ExID. */
+#define INT_OPT_KIND		253
+#define INT_OPT_EXID		0xCC1A
+#define INT_OPT_BASE_LEN	5	/* kind, len, ExID (2), header */
+#define INT_REC_LEN		7	/* one hop record, 56 bits */
+#define INT_MAX_HOPS		5	/* 5 + 5 * 7 = 40 bytes: all TCP option space */
+#define INT_OPT_MAX_LEN		(INT_OPT_BASE_LEN + INT_MAX_HOPS * INT_REC_LEN)
+
+/* Header byte: VV E O HHHH (version, echo, overflow, hop count). */
+#define INT_HDR_VERSION_SHIFT	6
+#define INT_HDR_VERSION		0
+#define INT_HDR_ECHO		0x20	/* set on an ACK's echo of forward records */
+#define INT_HDR_OVERFLOW	0x10	/* a switch found no free record slot */
+#define INT_HDR_HOPS_MASK	0x0f
+
+/* Record fields, most significant first: rate 5, qlen 15, tx 18, ts 18. */
+#define INT_RATE_BITS		5
+#define INT_QLEN_BITS		15
+#define INT_TX_BITS		18
+#define INT_TS_BITS		18
+
+#define INT_QLEN_UNIT		128ULL	/* bytes; saturates at INT_QLEN_MAX */
+#define INT_TX_UNIT		128ULL	/* bytes; wraps */
+#define INT_TS_UNIT		256ULL	/* nanoseconds; wraps */
+
+#define INT_QLEN_MAX		((1ULL << INT_QLEN_BITS) - 1)
+#define INT_TX_MASK		((1ULL << INT_TX_BITS) - 1)
+#define INT_TS_MASK		((1ULL << INT_TS_BITS) - 1)
+/* Wrap periods of the decoded values: 32 MiB and ~67 ms. */
+#define INT_TX_WRAP		((INT_TX_MASK + 1) * INT_TX_UNIT)
+#define INT_TS_WRAP		((INT_TS_MASK + 1) * INT_TS_UNIT)
+
+/*
+ * Rate codes (5 bits). Code 0 means "unknown": a reader ignores the
+ * record. Codes above INT_RATE_CODE_MAX are invalid and likewise ignored.
+ * Values in Mbit/s.
+ */
+#define INT_RATE_CODE_MAX	20
+static const __u32 int_rate_mbps[INT_RATE_CODE_MAX + 1] = {
+	0, 10, 20, 50, 100, 200, 250, 500, 1000, 2000, 2500,
+	5000, 10000, 20000, 25000, 40000, 50000, 100000, 200000, 400000, 800000,
+};
+
+/* One switch egress port's state, decoded into plain units. */
+struct int_hop {
+	__u32 qlen;	/* bytes queued at the port, multiple of INT_QLEN_UNIT */
+	__u32 tx_bytes;	/* bytes transmitted by the port, mod INT_TX_WRAP */
+	__u32 ts;	/* CLOCK_MONOTONIC ns at dequeue, mod INT_TS_WRAP */
+	__u32 rate_mbps;/* port rate, Mbit/s (from int_rate_mbps) */
+};
+
+/* Rate code of a rate in Mbit/s, or 0 when it has none. */
+static inline __u8 int_rate_code(__u32 mbps)
+{
+	__u8 c;
+
+	for (c = 1; c <= INT_RATE_CODE_MAX; c++)
+		if (int_rate_mbps[c] == mbps)
+			return c;
+	return 0;
+}
+
+/*
+ * Encode one record into 7 bytes at p from raw port counters: qlen and
+ * tx_bytes in bytes, now_ns the dequeue time.
+ */
+static inline void int_rec_encode(__u8 *p, __u8 rate_code, __u64 qlen,
+				  __u64 tx_bytes, __u64 now_ns)
+{
+	__u64 q = qlen / INT_QLEN_UNIT;
+	__u64 v;
+
+	if (q > INT_QLEN_MAX)
+		q = INT_QLEN_MAX;
+	v = (__u64)(rate_code & 0x1f) << 51;
+	v |= q << 36;
+	v |= ((tx_bytes / INT_TX_UNIT) & INT_TX_MASK) << 18;
+	v |= (now_ns / INT_TS_UNIT) & INT_TS_MASK;
+	p[0] = v >> 48;
+	p[1] = v >> 40;
+	p[2] = v >> 32;
+	p[3] = v >> 24;
+	p[4] = v >> 16;
+	p[5] = v >> 8;
+	p[6] = v;
+}
+
+/* Decode one record; returns 0, or -1 for a record a reader must ignore. */
+static inline int int_rec_decode(const __u8 *p, struct int_hop *h)
+{
+	__u64 v = (__u64)p[0] << 48 | (__u64)p[1] << 40 | (__u64)p[2] << 32 |
+		  (__u64)p[3] << 24 | (__u64)p[4] << 16 | (__u64)p[5] << 8 |
+		  (__u64)p[6];
+	__u8 code = v >> 51;
+
+	if (code == 0 || code > INT_RATE_CODE_MAX)
+		return -1;
+	h->rate_mbps = int_rate_mbps[code];
+	h->qlen = ((v >> 36) & INT_QLEN_MAX) * INT_QLEN_UNIT;
+	h->tx_bytes = ((v >> 18) & INT_TX_MASK) * INT_TX_UNIT;
+	h->ts = (v & INT_TS_MASK) * INT_TS_UNIT;
+	return 0;
+}
+
+/* Forward difference of two wrapping tx_bytes values (bytes). */
+static inline __u32 int_tx_delta(__u32 later, __u32 earlier)
+{
+	return (later - earlier) & (__u32)(INT_TX_WRAP - 1);
+}
+
+/* Forward difference of two wrapping timestamps (ns). */
+static inline __u32 int_ts_delta(__u32 later, __u32 earlier)
+{
+	return (later - earlier) & (__u32)(INT_TS_WRAP - 1);
+}
+
+/*
+ * Number of record slots an option of length len provides, or -1 when len
+ * cannot be an INT option.
+ */
+static inline int int_opt_slots(__u8 len)
+{
+	if (len < INT_OPT_BASE_LEN || len > INT_OPT_MAX_LEN)
+		return -1;
+	if ((len - INT_OPT_BASE_LEN) % INT_REC_LEN)
+		return -1;
+	return (len - INT_OPT_BASE_LEN) / INT_REC_LEN;
+}
+
+#endif /* CCLAB_INT_OPTION_H */
