@@ -20,10 +20,10 @@ type nsNode struct {
 	node    topology.Node
 	ns      string
 	fd      netns.NsHandle
-	h       *netlink.Handle     // rtnetlink in the namespace
-	raw     *nl.NetlinkSocket   // for requests the library lacks (bfifo)
-	ethtool int                 // AF_INET socket in the namespace, for ethtool ioctls
-	ifindex map[string]int      // interface name -> index, after the links exist
+	h       *netlink.Handle   // rtnetlink in the namespace
+	raw     *nl.NetlinkSocket // for requests the library lacks (bfifo)
+	ethtool int               // AF_INET socket in the namespace, for ethtool ioctls
+	ifindex map[string]int    // interface name -> index, after the links exist
 	ports   []topology.EgressPort
 }
 

@@ -52,7 +52,7 @@ var common = []sysctl{
 
 func switchSysctls() []sysctl {
 	return append(append([]sysctl{}, common...),
-		sysctl{key: "net.ipv4.ip_forward", value: "1"}, // 0 in a new namespace
+		sysctl{key: "net.ipv4.ip_forward", value: "1"},                // 0 in a new namespace
 		sysctl{key: "net.ipv4.fib_multipath_hash_policy", value: "1"}, // ECMP on the L4 5-tuple
 	)
 }
