@@ -453,7 +453,9 @@ func TestOptionsApplied(t *testing.T) {
 			t.Errorf("h0 %s = %q, want %q", key, got, want)
 		}
 	}
-	for key, want := range map[string]string{"net.ipv4.ip_forward": "1", "net.ipv4.fib_multipath_hash_policy": "1"} {
+	// Policy 3 hashes the 5-tuple fields 0x37 with a per-switch seed (see
+	// switchSysctls).
+	for key, want := range map[string]string{"net.ipv4.ip_forward": "1", "net.ipv4.fib_multipath_hash_policy": "3", "net.ipv4.fib_multipath_hash_fields": "55"} {
 		if got := read("s1", key); got != want {
 			t.Errorf("s1 %s = %q, want %q", key, got, want)
 		}
