@@ -17,14 +17,15 @@ import (
 // nsNode is one namespace while it is being built: the handles stay open
 // only during Up (an open namespace fd would keep it alive after Down).
 type nsNode struct {
-	node    topology.Node
-	ns      string
-	fd      netns.NsHandle
-	h       *netlink.Handle   // rtnetlink in the namespace
-	raw     *nl.NetlinkSocket // for requests the library lacks (bfifo)
-	ethtool int               // AF_INET socket in the namespace, for ethtool ioctls
-	ifindex map[string]int    // interface name -> index, after the links exist
-	ports   []topology.EgressPort
+	node     topology.Node
+	ns       string
+	fd       netns.NsHandle
+	h        *netlink.Handle   // rtnetlink in the namespace
+	raw      *nl.NetlinkSocket // for requests the library lacks (bfifo)
+	ethtool  int               // AF_INET socket in the namespace, for ethtool ioctls
+	ifindex  map[string]int    // interface name -> index, after the links exist
+	ports    []topology.EgressPort
+	features []string // ethtool feature names by bit
 }
 
 func (n *nsNode) close() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"cclab/internal/nsexec"
 	"cclab/internal/runid"
@@ -476,34 +477,40 @@ func TestOptionsApplied(t *testing.T) {
 	}
 	feats := featuresOf(t, n.Netns("h0"), "eth0")
 	for name, on := range feats {
-		if on {
+		if on && (strings.HasSuffix(name, "segmentation") && strings.HasPrefix(name, "tx-tcp") ||
+			name == "tx-generic-segmentation" || name == "rx-gro" || strings.HasPrefix(name, "tx-checksum")) {
 			t.Errorf("h0 eth0 %s still on with all offloads off", name)
 		}
 	}
 	n2 := up(t, p, DefaultOptions())
 	feats = featuresOf(t, n2.Netns("s1"), "s0")
-	if !feats["tso"] || !feats["gso"] || !feats["tx-csum"] || feats["gro"] {
-		t.Errorf("default offloads on s1 s0: %v", feats)
+	if !feats["tx-tcp-segmentation"] || !feats["tx-generic-segmentation"] || !feats["tx-checksum-ip-generic"] || feats["rx-gro"] {
+		t.Errorf("default offloads on s1 s0: tso %v gso %v csum %v gro %v", feats["tx-tcp-segmentation"],
+			feats["tx-generic-segmentation"], feats["tx-checksum-ip-generic"], feats["rx-gro"])
+	}
+	// TSO off alone turns every TCP segmentation bit off (the legacy
+	// ETHTOOL_STSO would leave tx-tcp-accecn-segmentation on).
+	opt = DefaultOptions()
+	opt.TSO = false
+	n3 := up(t, p, opt)
+	for name, on := range featuresOf(t, n3.Netns("h1"), "eth0") {
+		if on && strings.HasPrefix(name, "tx-tcp") && strings.HasSuffix(name, "segmentation") {
+			t.Errorf("TSO off but %s on", name)
+		}
 	}
 }
 
-// featuresOf reads the legacy ethtool flags of iface.
+// featuresOf reads the active ethtool features of iface.
 func featuresOf(t *testing.T, ns, iface string) map[string]bool {
-	out := map[string]bool{}
+	var out map[string]bool
 	err := nsexec.Do(ns, func() error {
-		sock, err := socketHere()
+		sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
-		defer closeFD(sock)
-		for name, cmd := range map[string]uint32{"tx-csum": 0x16, "tso": 0x1e, "gso": 0x23, "gro": 0x2b} {
-			v, err := getFeature(sock, iface, cmd)
-			if err != nil {
-				return err
-			}
-			out[name] = v
-		}
-		return nil
+		defer unix.Close(sock)
+		out, err = Features(sock, iface)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
