@@ -517,3 +517,45 @@ func featuresOf(t *testing.T, ns, iface string) map[string]bool {
 	}
 	return out
 }
+
+// Every shipped topology builds and carries TCP between near and far hosts
+// (each host to the next one and to the one half-way round).
+func TestShippedTopologiesReachable(t *testing.T) {
+	for _, f := range []string{"fattree-k8.yaml", "powertcp-fattree.yaml", "hpcc-fattree.yaml", "leafspine.yaml", "dumbbell.yaml", "star-16.yaml", "line-3.yaml"} {
+		t.Run(f, func(t *testing.T) {
+			n := up(t, load(t, f), DefaultOptions())
+			ls := listenAll(t, n, 5003)
+			for _, l := range ls {
+				go func() {
+					for {
+						c, err := l.Accept()
+						if err != nil {
+							return
+						}
+						c.Close()
+					}
+				}()
+			}
+			hosts := n.Plan.Hosts()
+			for i, src := range hosts {
+				for _, j := range []int{(i + 1) % len(hosts), (i + len(hosts)/2) % len(hosts)} {
+					if j == i {
+						continue
+					}
+					dst := hosts[j]
+					err := nsexec.Do(n.Netns(src.Name), func() error {
+						d := net.Dialer{Timeout: 2 * time.Second}
+						c, err := d.Dial("tcp", net.JoinHostPort(dst.Addr.String(), "5003"))
+						if err != nil {
+							return err
+						}
+						return c.Close()
+					})
+					if err != nil {
+						t.Fatalf("%s -> %s: %v", src.Name, dst.Name, err)
+					}
+				}
+			}
+		})
+	}
+}
