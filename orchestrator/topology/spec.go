@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"cclab/internal/units"
 
@@ -282,6 +283,9 @@ func (v *validator) checkLink(tier string, ls *LinkSpec, derivedRate bool) error
 	}
 	if ls.Buffer < MTU {
 		return v.errf(at("links", tier, "buffer"), "links.%s.buffer %v is smaller than one MTU (%d B)", tier, ls.Buffer, MTU)
+	}
+	if ls.Delay != 0 && ls.Delay.D()%time.Microsecond != 0 {
+		return v.errf(at("links", tier, "delay"), "links.%s.delay %v: netem takes whole microseconds", tier, ls.Delay)
 	}
 	if ls.HostBuffer != 0 {
 		if !hostTiers[tier] && tier != "default" {

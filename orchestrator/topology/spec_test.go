@@ -282,6 +282,7 @@ func TestBadInput(t *testing.T) {
 		{"uneven cores", "name: x\nkind: fattree\nfattree: {pods: 2, edges_per_pod: 2, aggs_per_pod: 2, cores: 3, hosts_per_edge: 2}\n" + ok, "t.yaml:3: fattree: 3 cores do not split evenly"},
 		{"oversubscription contradicts rate", "name: x\nkind: leafspine\nleafspine: {leaves: 2, spines: 2, hosts_per_leaf: 4, oversubscription: 2}\nlinks:\n  host: {rate: 100Mbit, buffer: 64KB}\n  leaf_spine:\n    rate: 1Gbit\n    buffer: 64KB\n", "t.yaml:7: links.leaf_spine.rate 1Gbit contradicts"},
 		{"bad duration", "name: x\nkind: line\nline: {switches: 1}\nlinks:\n  default:\n    rate: 1Gbit\n    buffer: 64KB\n    delay: 5\n", "t.yaml:8: duration \"5\""},
+		{"sub-microsecond delay", "name: x\nkind: line\nline: {switches: 1}\nlinks:\n  default:\n    rate: 1Gbit\n    buffer: 64KB\n    delay: 1500ns\n", "t.yaml:8: links.default.delay 1.5µs: netem takes whole microseconds"},
 		{"missing name", "kind: line\nline: {switches: 1}\n" + ok, "t.yaml:1: missing name"},
 		{"empty", "", "t.yaml: empty topology file"},
 		{"too many hosts", "name: x\nkind: star\nstar:\n  senders: 70000\n" + ok, "t.yaml:4: star.senders = 70000"},
