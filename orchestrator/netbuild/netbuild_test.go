@@ -100,11 +100,22 @@ func TestUpDownLeavesNothing(t *testing.T) {
 	if got := rootVeths(t); got != before {
 		t.Fatalf("veths in the root namespace went from %d to %d: links must be born in their namespaces", before, got)
 	}
+	// Another process can pick the run up from its state directory.
+	o, err := Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Plan.Links) != 48 || o.Plan.Links[5] != p.Links[5] || o.Options.DefaultCC != "cubic" {
+		t.Fatalf("Open: %d links, options %+v", len(o.Plan.Links), o.Options)
+	}
 	if err := n.Down(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if l := leftovers(id); len(l) != 0 {
 		t.Fatalf("left behind: %v", l)
+	}
+	if _, err := Open(id); err == nil {
+		t.Fatal("Open of a run that is down succeeded")
 	}
 }
 
