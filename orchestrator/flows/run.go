@@ -162,7 +162,7 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 	results := make([]Result, len(specs))
 	var wg sync.WaitGroup
 	for i, s := range specs {
-		if wait := time.Duration(zero+int64(s.Start-prepareAhead)-Monotonic()); wait > 0 {
+		if wait := time.Duration(zero + int64(s.Start-prepareAhead) - Monotonic()); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():

@@ -115,7 +115,7 @@ func TestThousandConcurrentFlows(t *testing.T) {
 		if i%2 == 1 {
 			src, dst = "b", "a"
 		}
-		specs = append(specs, Spec{ID: i, Src: src, Dst: dst, Size: 200_000, Start: time.Duration(i%10) * time.Microsecond, CC: "cubic"})
+		specs = append(specs, Spec{ID: i, Src: src, Dst: dst, Size: 1_000_000, Start: time.Duration(i%10) * time.Microsecond, CC: "cubic"})
 	}
 	begin := time.Now()
 	res, err := Run(context.Background(), specs, Options{Hosts: map[string]Host{"a": a, "b": b}, Timeout: 60 * time.Second})
@@ -124,7 +124,7 @@ func TestThousandConcurrentFlows(t *testing.T) {
 	}
 	var maxFCT time.Duration
 	for _, r := range res {
-		if !r.OK() || r.Bytes != 200_000 {
+		if !r.OK() || r.Bytes != 1_000_000 {
 			t.Fatalf("flow %d: %s (%d bytes)", r.ID, r.Status, r.Bytes)
 		}
 		maxFCT = max(maxFCT, r.FCT())
@@ -143,5 +143,5 @@ func TestThousandConcurrentFlows(t *testing.T) {
 	if open < n*9/10 {
 		t.Fatalf("only %d of %d flows were open at once", open, n)
 	}
-	t.Logf("%d flows of 200 KB in %v (slowest FCT %v, %d open at once)", n, time.Since(begin), maxFCT, open)
+	t.Logf("%d flows of 1 MB in %v (slowest FCT %v, %d open at once)", n, time.Since(begin), maxFCT, open)
 }
