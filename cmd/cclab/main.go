@@ -36,6 +36,8 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newTopoCmd(),
+		newCleanCmd(),
 	)
 	return root
 }
