@@ -281,4 +281,3 @@ func progress(w io.Writer, cc string, total int, done *atomic.Int64) func() {
 		<-finished
 	}
 }
-

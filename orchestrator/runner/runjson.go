@@ -15,29 +15,29 @@ import (
 
 // RunJSON is run.json (docs/run-directory.md).
 type RunJSON struct {
-	ID            string                 `json:"id"`
-	Variant       string                 `json:"variant"` // the compared congestion control
-	Started       string                 `json:"started"`
-	Finished      string                 `json:"finished"`
-	ClockOffsetNs int64                  `json:"clock_offset_ns"`
-	ZeroNs        int64                  `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
-	Seed          int64                  `json:"seed"`
-	Experiment    ExperimentJSON         `json:"experiment"`
-	Topology      *topology.Plan         `json:"topology"`
-	Hosts         netbuild.Options       `json:"hosts"`
-	BuildTiming   netbuild.Timing        `json:"build_timing"`
-	Framing       FramingJSON            `json:"framing"`
-	CC            map[string]CCJSON      `json:"cc"`
-	Kernel        Kernel                 `json:"kernel"`
-	Versions      map[string]string      `json:"versions"`
-	Health        health.Report          `json:"health"`
-	Capture       []capture.Stats        `json:"capture"`
-	CaptureDrops  uint64                 `json:"capture_drops"`
-	Flows         FlowCounts             `json:"flows"`
-	Workload      []workload.Flow        `json:"workload_flows"`
-	Extensions    map[string]any         `json:"extensions,omitempty"`
-	Errors        []string               `json:"errors,omitempty"`
-	Summary       Summary                `json:"summary"`
+	ID            string            `json:"id"`
+	Variant       string            `json:"variant"` // the compared congestion control
+	Started       string            `json:"started"`
+	Finished      string            `json:"finished"`
+	ClockOffsetNs int64             `json:"clock_offset_ns"`
+	ZeroNs        int64             `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
+	Seed          int64             `json:"seed"`
+	Experiment    ExperimentJSON    `json:"experiment"`
+	Topology      *topology.Plan    `json:"topology"`
+	Hosts         netbuild.Options  `json:"hosts"`
+	BuildTiming   netbuild.Timing   `json:"build_timing"`
+	Framing       FramingJSON       `json:"framing"`
+	CC            map[string]CCJSON `json:"cc"`
+	Kernel        Kernel            `json:"kernel"`
+	Versions      map[string]string `json:"versions"`
+	Health        health.Report     `json:"health"`
+	Capture       []capture.Stats   `json:"capture"`
+	CaptureDrops  uint64            `json:"capture_drops"`
+	Flows         FlowCounts        `json:"flows"`
+	Workload      []workload.Flow   `json:"workload_flows"`
+	Extensions    map[string]any    `json:"extensions,omitempty"`
+	Errors        []string          `json:"errors,omitempty"`
+	Summary       Summary           `json:"summary"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.
