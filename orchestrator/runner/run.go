@@ -63,8 +63,8 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		opt.RTTSamples = 200
 	}
 	res := &Result{ID: opt.ID, Dir: filepath.Join(opt.Out, string(opt.ID)), Skipped: p.Skipped}
-	if _, err := os.Stat(res.Dir); err == nil {
-		return nil, fmt.Errorf("run directory %s already exists: pick another --run id or --out", res.Dir)
+	if err := removeStaleDir(res.Dir); err != nil {
+		return nil, err
 	}
 	for _, v := range p.Variants {
 		dir := res.Dir
@@ -280,4 +280,21 @@ func progress(w io.Writer, cc string, total int, done *atomic.Int64) func() {
 		close(stop)
 		<-finished
 	}
+}
+
+// removeStaleDir refuses to overwrite a finished run, and removes what an
+// interrupted run of the same id left (a directory without run.json).
+func removeStaleDir(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	done, _ := filepath.Glob(filepath.Join(dir, "run.json"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "run.json"))
+	if len(done)+len(more) > 0 {
+		return fmt.Errorf("run directory %s holds a finished run: pick another --run id or --out", dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove stale run directory: %w", err)
+	}
+	return nil
 }
