@@ -257,8 +257,8 @@ func tshark(t *testing.T, path string) {
 func TestPrepareRefusesBeforeBuilding(t *testing.T) {
 	cases := map[string]string{
 		"cc: nosuchcc\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n":                                    `congestion control "nosuchcc" is not loaded`,
-		"compare: [cubic, nosuchlaw]\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n":                      `"nosuchlaw" is not loaded`,
-		"workload:\n  - name: l\n    cc: nosuchcc2\n    long: {src: h1, dst: h0, stop: 1s}\n":                                    `:4: workload entry "l": congestion control "nosuchcc2" is not loaded`,
+		"compare: [cubic, nosuchlaw]\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n":                     `"nosuchlaw" is not loaded`,
+		"workload:\n  - name: l\n    cc: nosuchcc2\n    long: {src: h1, dst: h0, stop: 1s}\n":                               `:4: workload entry "l": congestion control "nosuchcc2" is not loaded`,
 		"workload:\n  - name: l\n    long: {src: h1, dst: h99, stop: 1s}\n":                                                 `:5: no node "h99"`,
 		"compare: [nosuch1, nosuch2]\nskip_missing: true\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n": "none of the compared",
 	}
