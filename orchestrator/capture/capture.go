@@ -45,12 +45,14 @@ type Stats struct {
 	Freezes uint64 `json:"queue_freezes"`
 }
 
-// Ring sizing: 8 blocks of 1 MiB hold ~40k truncated packets per port;
-// blocks are handed over at least every 10 ms.
+// Ring sizing: the kernel retires a block when it is full or blockTimeout
+// after its first packet, and drops when every block awaits the reader.
+// 64 blocks of 256 KiB (16 MiB per port, ~110k truncated packets) ride
+// out a reader that a CPU-saturated run starves for a second or more.
 const (
-	blockSize    = 1 << 20
-	numBlocks    = 8
-	blockTimeout = 10 * time.Millisecond
+	blockSize    = 256 << 10
+	numBlocks    = 64
+	blockTimeout = 20 * time.Millisecond
 	pollTimeout  = 50 * time.Millisecond
 )
 

@@ -249,7 +249,12 @@ func (r *run) flow(s Spec, zero int64) Result {
 	}
 	defer r.untrack(conn)
 	if err := r.send(conn, s, zero, deadline); err != nil {
-		res.Status += "send: " + reason(err)
+		if time.Now().After(deadline) {
+			// The receiver gave up at the same deadline and closed.
+			res.Status += "timed out"
+		} else {
+			res.Status += "send: " + reason(err)
+		}
 		return res
 	}
 	select {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"cclab/internal/nsexec"
 )
@@ -17,6 +18,7 @@ type LinkEnd struct {
 	Iface      string `json:"iface"`
 	ConfigBps  uint64 `json:"configured_bps"`
 	lastTx     uint64
+	lastAt     time.Time
 	sawCounter bool
 }
 

@@ -56,9 +56,13 @@ func (s *Sampler) byNetns() map[string][]*LinkEnd {
 	return m
 }
 
-func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd, dt time.Duration, first bool) {
+// sampleLinks reads every namespace's counters; each end's rate uses the
+// time of its own read, since reading many namespaces takes a while on a
+// busy machine.
+func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 	for ns, ends := range groups {
 		tx, err := txBytes(ns)
+		at := time.Now()
 		if err != nil {
 			if len(s.errs) < 10 {
 				s.errs = append(s.errs, err.Error())
@@ -70,13 +74,13 @@ func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd, dt time.Duration, fi
 			if !ok {
 				continue
 			}
-			if first || !e.sawCounter {
+			if !e.sawCounter {
 				s.startTx[e] = v
-			} else if dt > 0 && v >= e.lastTx {
+			} else if dt := at.Sub(e.lastAt); dt >= s.interval/2 && v >= e.lastTx {
 				bps := uint64(float64(v-e.lastTx) * 8 / dt.Seconds())
 				s.peak[e] = max(s.peak[e], bps)
 			}
-			e.lastTx, e.sawCounter = v, true
+			e.lastTx, e.lastAt, e.sawCounter = v, at, true
 		}
 	}
 }
@@ -88,20 +92,19 @@ func (s *Sampler) loop() {
 	s.first, s.cur = all, all
 	s.cpu.CPUs = len(per)
 	s.began = time.Now()
-	last := s.began
-	s.sampleLinks(groups, 0, true)
+	s.sampleLinks(groups)
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			s.ended = time.Now()
-			s.sampleLinks(groups, s.ended.Sub(last), false)
+			s.sampleLinks(groups)
 			if a, _, err := readCPU(); err == nil {
 				s.cpu.MeanBusy = frac(s.first, a)
 			}
 			return
-		case now := <-t.C:
+		case <-t.C:
 			a, p, err := readCPU()
 			if err == nil {
 				f := frac(s.cur, a)
@@ -115,8 +118,7 @@ func (s *Sampler) loop() {
 				s.cpu.Windows++
 				s.cur, per = a, p
 			}
-			s.sampleLinks(groups, now.Sub(last), false)
-			last = now
+			s.sampleLinks(groups)
 		}
 	}
 }

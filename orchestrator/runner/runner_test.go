@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,16 +281,40 @@ func TestPrepareRefusesBeforeBuilding(t *testing.T) {
 	}
 }
 
-// buildCclab builds the command into a temporary directory.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildCclab builds the command once for the package's tests.
 func buildCclab(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cclab")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/cclab")
-	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cclab-test-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "cclab")
+		cmd := exec.Command("go", "build", "-o", builtBin, "../../cmd/cclab")
+		cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return builtBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // startLongRun starts `cclab run` on a long experiment and waits until its
@@ -394,5 +419,20 @@ func TestInterruptTearsDown(t *testing.T) {
 		t.Fatalf("interrupted run exited 0:\n%s", stderr)
 	}
 	noLeftovers(t, id)
-	fmt.Fprintln(io.Discard, stderr.String())
+}
+
+// Every shipped experiment parses, finds its topology and generates flows.
+func TestShippedExperimentsPrepare(t *testing.T) {
+	files, _ := filepath.Glob("../../experiments/*.yaml")
+	if len(files) < 5 {
+		t.Fatalf("only %d experiments shipped", len(files))
+	}
+	for _, f := range files {
+		p, err := Prepare(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		t.Logf("%s: %d flows, runs %d, skipped %v", filepath.Base(f), len(p.Variants[0].Flows), len(p.Variants), p.Skipped)
+	}
 }
