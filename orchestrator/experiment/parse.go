@@ -199,6 +199,13 @@ func (e *Experiment) validate() error {
 				return err
 			}
 		}
+		switch en.Tool {
+		case "", "inprocess":
+			en.Tool = ""
+		case "iperf3":
+		default:
+			return errAt(en.Line, "workload entry %q: tool %q: use inprocess or iperf3", en.Name, en.Tool)
+		}
 		if err := en.validate(); err != nil {
 			return err
 		}

@@ -91,6 +91,7 @@ func TestParseBad(t *testing.T) {
 		{head + "  - name: a\n    query: {fan_in: 3, size: 1KB, stop: 1s}\n", "f.yaml:5: a: query needs rate"},
 		{head + "  - name: a\n    cc: \"no such\"\n    query: {rate: 1, fan_in: 3, size: 1KB, stop: 1s}\n", "f.yaml:4: congestion control \"no such\""},
 		{"name: t\n  topology: [\n", "f.yaml:2:"},
+		{head + "  - name: a\n    tool: netperf\n    long: {src: a, dst: b, stop: 1s}\n", "f.yaml:4: workload entry \"a\": tool \"netperf\""},
 		{"name: t\ntopology: x.yaml\nworkload: []\n---\nname: u\n", "f.yaml:4: a second YAML document"},
 	}
 	for _, c := range cases {

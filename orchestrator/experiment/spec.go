@@ -42,7 +42,8 @@ type Capture struct {
 // An Entry is one item of the workload; exactly one of its kinds is set.
 type Entry struct {
 	Name    string   `yaml:"name" json:"name"`
-	CC      string   `yaml:"cc" json:"cc,omitempty"` // pins this entry's cc, even under compare
+	CC      string   `yaml:"cc" json:"cc,omitempty"`     // pins this entry's cc, even under compare
+	Tool    string   `yaml:"tool" json:"tool,omitempty"` // "" or "inprocess": cclab's sockets; "iperf3": real iperf3
 	Long    *Long    `yaml:"long" json:"long,omitempty"`
 	Incast  *Incast  `yaml:"incast" json:"incast,omitempty"`
 	Poisson *Poisson `yaml:"poisson" json:"poisson,omitempty"`

@@ -28,6 +28,7 @@ type Spec struct {
 	Start time.Duration // after the workload's time zero
 	Stop  time.Duration
 	CC    string // TCP_CONGESTION of the sender's socket ("" keeps the default)
+	Tool  string // "" runs the flow in-process; Iperf3 runs iperf3
 }
 
 // A Result is what happened to one flow.
@@ -60,6 +61,10 @@ type Options struct {
 	// ZeroNs, when set, is the CLOCK_MONOTONIC time zero of the workload;
 	// otherwise Run picks a few milliseconds from now.
 	ZeroNs int64
+	// Iperf3Dir receives iperf3's JSON report of each iperf3 flow.
+	Iperf3Dir string
+	// RecordPID is told every process started (iperf3), for cleanup.
+	RecordPID func(pid int) error
 }
 
 // prepareAhead is how long before its start a flow creates and binds its
@@ -84,6 +89,9 @@ type run struct {
 	closed  bool
 	done    atomic.Int64
 	total   int
+	ctx     context.Context
+	// iperfPort numbers the iperf3 servers' ports.
+	iperfPort atomic.Uint32
 }
 
 // Run runs the flows and returns one result per spec, in spec order. A
@@ -97,6 +105,9 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 		opt.Timeout = 30 * time.Second
 	}
 	for _, s := range specs {
+		if s.Tool != "" && s.Tool != Iperf3 {
+			return nil, fmt.Errorf("flow %d: unknown tool %q", s.ID, s.Tool)
+		}
 		for _, h := range []string{s.Src, s.Dst} {
 			if _, ok := opt.Hosts[h]; !ok {
 				return nil, fmt.Errorf("flow %d: unknown host %q", s.ID, h)
@@ -112,6 +123,7 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 		pending: map[netip.AddrPort]*pendingFlow{},
 		conns:   map[net.Conn]struct{}{},
 		total:   len(specs),
+		ctx:     ctx,
 	}
 	var listeners []*net.TCPListener
 	closeListeners := func() {
@@ -122,7 +134,7 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 	var acceptWG sync.WaitGroup
 	seen := map[string]bool{}
 	for _, s := range specs {
-		if seen[s.Dst] {
+		if seen[s.Dst] || s.Tool == Iperf3 {
 			continue
 		}
 		seen[s.Dst] = true
@@ -175,7 +187,11 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = r.flow(s, zero)
+			if s.Tool == Iperf3 {
+				results[i] = r.iperf3Flow(s, zero)
+			} else {
+				results[i] = r.flow(s, zero)
+			}
 			n := int(r.done.Add(1))
 			if opt.Progress != nil {
 				opt.Progress(n, r.total)

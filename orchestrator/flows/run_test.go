@@ -2,9 +2,13 @@ package flows
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -144,4 +148,42 @@ func TestThousandConcurrentFlows(t *testing.T) {
 		t.Fatalf("only %d of %d flows were open at once", open, n)
 	}
 	t.Logf("%d flows of 1 MB in %v (slowest FCT %v, %d open at once)", n, time.Since(begin), maxFCT, open)
+}
+
+// iperf3 flows run real iperf3 in the namespaces next to in-process ones.
+func TestIperf3Flows(t *testing.T) {
+	a, b := pair(t)
+	dir := t.TempDir()
+	var pids []int
+	var mu sync.Mutex
+	res, err := Run(context.Background(), []Spec{
+		{ID: 0, Src: "a", Dst: "b", Size: 2_000_000, CC: "reno", Tool: Iperf3},
+		{ID: 1, Src: "b", Dst: "a", Size: 500_000, Tool: Iperf3},
+		{ID: 2, Src: "a", Dst: "b", Size: 500_000},
+	}, Options{Hosts: map[string]Host{"a": a, "b": b}, Timeout: 10 * time.Second, Iperf3Dir: dir,
+		RecordPID: func(pid int) error { mu.Lock(); pids = append(pids, pid); mu.Unlock(); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !r.OK() || r.SrcPort == 0 || r.FCT() <= 0 {
+			t.Fatalf("flow %d: %+v", i, r)
+		}
+	}
+	// iperf3 rounds up to whole 128 KB blocks.
+	if res[0].Bytes != 16*128<<10 || res[1].Bytes != 4*128<<10 || res[2].Bytes != 500_000 {
+		t.Fatalf("iperf3 bytes %d, %d", res[0].Bytes, res[1].Bytes)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "flow-0.json"))
+	if err != nil || !strings.Contains(string(data), "\"sender_tcp_congestion\":\t\"reno\"") {
+		t.Fatalf("iperf3 report: %v\n%.3000s", err, data)
+	}
+	if len(pids) != 4 {
+		t.Fatalf("recorded pids %v, want 2 servers and 2 clients", pids)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			t.Errorf("iperf3 pid %d still running", pid)
+		}
+	}
 }

@@ -180,13 +180,15 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {
-		specs[i] = flows.Spec{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Stop: f.Stop, CC: f.CC}
+		specs[i] = flows.Spec{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Stop: f.Stop, CC: f.CC, Tool: f.Tool}
 	}
 	var done atomic.Int64
 	stopProgress := progress(log, v.CC, len(specs), &done)
 	results, runErr := flows.Run(ctx, specs, flows.Options{
 		Hosts: hosts, Port: flowPort, Timeout: p.Exp.Timeout.D(), ZeroNs: zero,
-		Progress: func(n, _ int) { done.Store(int64(n)) },
+		Progress:  func(n, _ int) { done.Store(int64(n)) },
+		Iperf3Dir: filepath.Join(dir, "iperf3"),
+		RecordPID: func(pid int) error { return netbuild.RecordPID(opt.ID, pid) },
 	})
 	stopProgress()
 	time.Sleep(20 * time.Millisecond) // let the last ACKs and FINs reach the captures

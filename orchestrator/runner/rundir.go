@@ -39,8 +39,8 @@ func rows(plan *topology.Plan, fr ideal.Framing, fl []workload.Flow, res []flows
 	for i, f := range fl {
 		r := res[i]
 		size := f.Size
-		if f.Long() {
-			size = r.Bytes
+		if f.Long() || (f.Tool != "" && r.OK()) {
+			size = r.Bytes // what a long flow or iperf3 actually sent
 		}
 		row := Row{FlowID: f.ID, Src: f.Src, Dst: f.Dst, SrcAddr: r.SrcAddr.String(), SrcPort: r.SrcPort,
 			DstAddr: r.DstAddr.String(), DstPort: r.DstPort, Size: size, CC: f.CC,

@@ -21,6 +21,7 @@ type Flow struct {
 	Start time.Duration `json:"start"` // after the workload starts
 	Stop  time.Duration `json:"stop"`  // long-lived flows send until then
 	CC    string        `json:"cc"`
+	Tool  string        `json:"tool,omitempty"` // "" in-process, or "iperf3"
 }
 
 // Long reports whether the flow sends until Stop rather than a size.
@@ -40,6 +41,7 @@ func Generate(e *experiment.Experiment, p *topology.Plan, cc string) ([]Flow, er
 		// One stream per entry, so adding an entry does not change the others.
 		rng := rand.New(rand.NewPCG(uint64(e.Seed), uint64(i)+1))
 		var err error
+		before := len(g.flows)
 		switch {
 		case en.Long != nil:
 			err = g.long(en, en.Long, flowCC)
@@ -52,6 +54,9 @@ func Generate(e *experiment.Experiment, p *topology.Plan, cc string) ([]Flow, er
 		}
 		if err != nil {
 			return nil, err
+		}
+		for j := before; j < len(g.flows); j++ {
+			g.flows[j].Tool = en.Tool
 		}
 	}
 	slices.SortStableFunc(g.flows, func(a, b Flow) int {
