@@ -31,9 +31,25 @@ func runIDFlag(s string) (runid.ID, error) {
 	return runid.Parse(s)
 }
 
+// optionFlags binds the host options of netbuild to flags.
+func optionFlags(cmd *cobra.Command) *netbuild.Options {
+	opt := netbuild.DefaultOptions()
+	f := cmd.Flags()
+	f.StringVar(&opt.DefaultCC, "cc", opt.DefaultCC, "default congestion control of the hosts")
+	f.BoolVar(&opt.TCPTimestamps, "timestamps", opt.TCPTimestamps, "TCP timestamps on the hosts")
+	f.IntVar(&opt.ECN, "ecn", opt.ECN, "net.ipv4.tcp_ecn of the hosts (0, 1, 2)")
+	f.BoolVar(&opt.TSO, "tso", opt.TSO, "TCP segmentation offload on every interface")
+	f.BoolVar(&opt.GSO, "gso", opt.GSO, "generic segmentation offload on every interface")
+	f.BoolVar(&opt.GRO, "gro", opt.GRO, "generic receive offload on every interface")
+	f.BoolVar(&opt.TxChecksum, "tx-csum", opt.TxChecksum, "tx checksum offload on every interface")
+	f.IntVar(&opt.GSOMaxSize, "gso-max-size", 0, "gso_max_size of every interface in bytes (0: kernel default)")
+	return &opt
+}
+
 func newTopoUpCmd() *cobra.Command {
 	var run string
 	var jsonOut bool
+	var opt *netbuild.Options
 	cmd := &cobra.Command{
 		Use:   "up FILE",
 		Short: "Build a topology and leave it up; prints the run id",
@@ -48,7 +64,7 @@ func newTopoUpCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "building %s (%d namespaces, %d links) as run %s...\n", p.Name, len(p.Nodes), len(p.Links), id)
-			n, err := netbuild.Up(cmd.Context(), id, p, netbuild.DefaultOptions())
+			n, err := netbuild.Up(cmd.Context(), id, p, *opt)
 			if err != nil {
 				return err
 			}
@@ -63,6 +79,7 @@ func newTopoUpCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&run, "run", "", "run id (default: a new random one)")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the run id and timing as JSON")
+	opt = optionFlags(cmd)
 	return cmd
 }
 

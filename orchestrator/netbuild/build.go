@@ -96,7 +96,13 @@ func configure(n *nsNode, routes []topology.Route, p *topology.Plan, opt Options
 		if err := n.h.AddrAdd(link, &netlink.Addr{IPNet: ipNet(e.Addr)}); err != nil {
 			return fmt.Errorf("address %s on %s %s: %w", e.Addr, e.Node, e.Iface, err)
 		}
-		if err := setOffloads(n.ethtool, e.Iface, opt); err != nil {
+		if n.features == nil {
+			// Feature names are the kernel's, the same for every device.
+			if n.features, err = featureNames(n.ethtool, e.Iface); err != nil {
+				return fmt.Errorf("%s: %w", e.Node, err)
+			}
+		}
+		if err := setOffloads(n.ethtool, e.Iface, n.features, opt); err != nil {
 			return fmt.Errorf("%s: %w", e.Node, err)
 		}
 		if opt.GSOMaxSize > 0 {

@@ -2,6 +2,7 @@ package netbuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -17,14 +18,15 @@ import (
 // nsNode is one namespace while it is being built: the handles stay open
 // only during Up (an open namespace fd would keep it alive after Down).
 type nsNode struct {
-	node    topology.Node
-	ns      string
-	fd      netns.NsHandle
-	h       *netlink.Handle   // rtnetlink in the namespace
-	raw     *nl.NetlinkSocket // for requests the library lacks (bfifo)
-	ethtool int               // AF_INET socket in the namespace, for ethtool ioctls
-	ifindex map[string]int    // interface name -> index, after the links exist
-	ports   []topology.EgressPort
+	node     topology.Node
+	ns       string
+	fd       netns.NsHandle
+	h        *netlink.Handle   // rtnetlink in the namespace
+	raw      *nl.NetlinkSocket // for requests the library lacks (bfifo)
+	ethtool  int               // AF_INET socket in the namespace, for ethtool ioctls
+	ifindex  map[string]int    // interface name -> index, after the links exist
+	ports    []topology.EgressPort
+	features []string // ethtool feature names by bit
 }
 
 func (n *nsNode) close() {
@@ -42,6 +44,11 @@ func (n *nsNode) close() {
 	}
 }
 
+// errTainted marks an error after which the worker's thread could not
+// return to its namespace: the worker then ends with the thread still
+// locked, and the Go runtime discards the thread.
+var errTainted = errors.New("thread left in a foreign namespace")
+
 // parallel runs fn(i) for i in [0,n) on workers goroutines, each locked to
 // its own OS thread (fn may switch the thread's namespace, and must switch
 // it back). It stops early on the first error or when ctx ends.
@@ -51,7 +58,7 @@ func parallel(ctx context.Context, workers, n int, fn func(i int) error) error {
 	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	var once sync.Once
+	var once, closeDone sync.Once
 	var first error
 	fail := func(err error) { once.Do(func() { first = err }) }
 	done := make(chan struct{})
@@ -60,17 +67,16 @@ func parallel(ctx context.Context, workers, n int, fn func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
 			for i := range jobs {
 				if err := fn(i); err != nil {
 					fail(err)
-					select {
-					case <-done:
-					default:
-						close(done)
+					closeDone.Do(func() { close(done) })
+					if errors.Is(err, errTainted) {
+						return // thread stays locked: discarded
 					}
 				}
 			}
+			runtime.UnlockOSThread()
 		}()
 	}
 feed:
@@ -98,14 +104,14 @@ func createNamespace(n *nsNode, orig netns.NsHandle, sysctls []sysctl) (err erro
 	if err != nil {
 		// NewNamed may have switched the thread before failing.
 		if serr := netns.Set(orig); serr != nil {
-			return fmt.Errorf("create netns %s: %w (and cannot return: %v)", n.ns, err, serr)
+			return fmt.Errorf("create netns %s: %w (and cannot return: %v): %w", n.ns, err, serr, errTainted)
 		}
 		return fmt.Errorf("create netns %s: %w", n.ns, err)
 	}
 	n.fd = fd
 	defer func() {
-		if serr := netns.Set(orig); serr != nil && err == nil {
-			err = fmt.Errorf("return from netns %s: %w", n.ns, serr)
+		if serr := netns.Set(orig); serr != nil {
+			err = fmt.Errorf("return from netns %s: %v: %w", n.ns, serr, errTainted)
 		}
 	}()
 	for _, s := range sysctls {

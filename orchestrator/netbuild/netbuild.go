@@ -49,6 +49,10 @@ func DefaultOptions() Options {
 // MTU) under-shoots the configured rate on veths (DESIGN.md); 64 KB holds it.
 const HTBBurst = 64 << 10
 
+// NetworkFile, in the run's state directory next to plan.json, records the
+// options and timing of the build.
+const NetworkFile = "network.json"
+
 // A Network is a built topology.
 type Network struct {
 	ID      runid.ID
@@ -95,6 +99,13 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 		return nil, err
 	}
 	n.Timing.Total = time.Since(start)
+	if err := cleanup.WriteJSON(id, NetworkFile, struct {
+		Options Options `json:"options"`
+		Timing  Timing  `json:"timing"`
+	}{opt, n.Timing}); err != nil {
+		cleanup.Clean(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
 	return n, nil
 }
 

@@ -2,6 +2,7 @@ package netbuild
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +18,8 @@ import (
 // namespace of the writing thread.
 type sysctl struct {
 	key, value string
-	optional   bool // skip when the kernel lacks the key (e.g. no IPv6)
+	optional   bool    // skip when the kernel lacks the key (e.g. no IPv6)
+	then       *sysctl // written after this one succeeded (and only then)
 }
 
 func (s sysctl) path() string {
@@ -40,6 +42,9 @@ func (s sysctl) write() error {
 	if err != nil {
 		return fmt.Errorf("sysctl %s=%s: %w", s.key, s.value, err)
 	}
+	if s.then != nil {
+		return s.then.write()
+	}
 	return nil
 }
 
@@ -50,10 +55,27 @@ var common = []sysctl{
 	{key: "net.ipv6.conf.default.disable_ipv6", value: "1", optional: true},
 }
 
-func switchSysctls() []sysctl {
+// switchSysctls turn a namespace into an L3 switch with ECMP on the L4
+// 5-tuple.
+//
+// Hash policy 1 (L4) would reuse the sender's socket hash carried in the
+// skb (skb->l4_hash, kept across veths), so every switch on the path makes
+// the same choice and the fabric polarises: an edge switch's flows towards
+// its first aggregation switch all leave that one by its first core link.
+// Policy 3 hashes the listed fields instead (src/dst address, protocol,
+// src/dst port: the same 5-tuple as policy 1), with a per-switch seed
+// derived from the switch's name so runs are repeatable. Kernels without
+// these sysctls (before 5.15 for the fields, 6.11 for the seed) fall back
+// to policy 1 and polarise.
+func switchSysctls(node string) []sysctl {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	seed := h.Sum32() | 1 // 0 would mean "random"
 	return append(append([]sysctl{}, common...),
-		sysctl{key: "net.ipv4.ip_forward", value: "1"},                // 0 in a new namespace
-		sysctl{key: "net.ipv4.fib_multipath_hash_policy", value: "1"}, // ECMP on the L4 5-tuple
+		sysctl{key: "net.ipv4.ip_forward", value: "1"}, // 0 in a new namespace
+		sysctl{key: "net.ipv4.fib_multipath_hash_policy", value: "1"},
+		sysctl{key: "net.ipv4.fib_multipath_hash_fields", value: "0x37", optional: true},
+		sysctl{key: "net.ipv4.fib_multipath_hash_seed", value: strconv.FormatUint(uint64(seed), 10), optional: true, then: &sysctl{key: "net.ipv4.fib_multipath_hash_policy", value: "3"}},
 	)
 }
 
@@ -72,7 +94,7 @@ func hostSysctls(opt Options) []sysctl {
 
 func sysctlsFor(n topology.Node, opt Options) []sysctl {
 	if n.Role == topology.Switch {
-		return switchSysctls()
+		return switchSysctls(n.Name)
 	}
 	return hostSysctls(opt)
 }

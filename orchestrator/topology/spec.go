@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"cclab/internal/units"
 
@@ -198,7 +199,7 @@ func (v *validator) plan(s *Spec) (*Plan, error) {
 	case "fattree":
 		b, err = planFatTree(v, s.FatTree, links)
 	case "leafspine":
-		b, err = planLeafSpine(v, s.LeafSpine, links, s.Links["leaf_spine"] != nil)
+		b, err = planLeafSpine(v, s.LeafSpine, links, s.Links["leaf_spine"] != nil && s.Links["leaf_spine"].Rate != 0)
 	case "dumbbell":
 		b, err = planDumbbell(v, s.Dumbbell, links)
 	case "star":
@@ -246,7 +247,9 @@ func (v *validator) tiers(s *Spec, tiers []string) (map[string]LinkSpec, error) 
 		if ls == nil {
 			return nil, v.errf(at("links", t), "links.%s is empty", t)
 		}
-		if err := v.checkLink(t, ls); err != nil {
+		// With an oversubscription the leaf-spine rate is derived.
+		derived := t == "leaf_spine" && s.LeafSpine != nil && s.LeafSpine.Oversubscription != 0
+		if err := v.checkLink(t, ls, derived); err != nil {
 			return nil, err
 		}
 	}
@@ -268,11 +271,11 @@ func (v *validator) tiers(s *Spec, tiers []string) (map[string]LinkSpec, error) 
 	return out, nil
 }
 
-func (v *validator) checkLink(tier string, ls *LinkSpec) error {
-	if ls.Rate == 0 {
+func (v *validator) checkLink(tier string, ls *LinkSpec, derivedRate bool) error {
+	if ls.Rate == 0 && !derivedRate {
 		return v.errf(at("links", tier, "rate"), "links.%s.rate missing or zero (write e.g. 1Gbit)", tier)
 	}
-	if ls.Rate < 1e6 {
+	if ls.Rate < 1e6 && !(derivedRate && ls.Rate == 0) {
 		return v.errf(at("links", tier, "rate"), "links.%s.rate %v is below 1Mbit", tier, ls.Rate)
 	}
 	if ls.Buffer == 0 {
@@ -280,6 +283,9 @@ func (v *validator) checkLink(tier string, ls *LinkSpec) error {
 	}
 	if ls.Buffer < MTU {
 		return v.errf(at("links", tier, "buffer"), "links.%s.buffer %v is smaller than one MTU (%d B)", tier, ls.Buffer, MTU)
+	}
+	if ls.Delay != 0 && ls.Delay.D()%time.Microsecond != 0 {
+		return v.errf(at("links", tier, "delay"), "links.%s.delay %v: netem takes whole microseconds", tier, ls.Delay)
 	}
 	if ls.HostBuffer != 0 {
 		if !hostTiers[tier] && tier != "default" {
