@@ -73,7 +73,9 @@ workload:
 	id := runid.New()
 	cleanAfter(t, id)
 	out := t.TempDir()
-	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 50})
+	probe := &probeExtension{}
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 50,
+		Extensions: func() []Extension { return []Extension{probe} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +162,12 @@ workload:
 		} `json:"health"`
 		CaptureDrops uint64 `json:"capture_drops"`
 		Capture      []any  `json:"capture"`
+		Extensions   struct {
+			Probe struct {
+				Namespaces int `json:"namespaces"`
+				Flows      int `json:"flows"`
+			} `json:"probe"`
+		} `json:"extensions"`
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
@@ -172,6 +180,13 @@ workload:
 		len(rj.Topology.Nodes) != 18 || rj.Kernel.Release == "" || rj.Framing.MSS != 1448 || rj.Health.RTT.MedianNs <= 0 ||
 		rj.CaptureDrops != 0 || len(rj.Capture) != 17 {
 		t.Fatalf("run.json: %+v", rj)
+	}
+	// The extension ran with the network up and its result is recorded.
+	if rj.Extensions.Probe.Namespaces != 18 || rj.Extensions.Probe.Flows != 8 || !probe.stopped {
+		t.Fatalf("extension: %+v, stopped %v", rj.Extensions, probe.stopped)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "probe.txt")); err != nil {
+		t.Fatalf("extension file: %v", err)
 	}
 	// The bottleneck s0 -> h0 is loaded and HTB held it near 100 Mbit/s.
 	found := false
@@ -435,4 +450,27 @@ func TestShippedExperimentsPrepare(t *testing.T) {
 		}
 		t.Logf("%s: %d flows, runs %d, skipped %v", filepath.Base(f), len(p.Variants[0].Flows), len(p.Variants), p.Skipped)
 	}
+}
+
+// probeExtension checks what a run extension sees: the network's
+// namespaces exist at Start, and what Stop returns lands in run.json.
+type probeExtension struct {
+	namespaces, flows int
+	stopped           bool
+}
+
+func (p *probeExtension) Name() string { return "probe" }
+
+func (p *probeExtension) Start(ctx context.Context, env *Env) error {
+	ns, err := cleanup.Namespaces(env.ID)
+	if err != nil {
+		return err
+	}
+	p.namespaces, p.flows = len(ns), len(env.Flows)
+	return os.WriteFile(filepath.Join(env.Dir, "probe.txt"), []byte("hello\n"), 0o644)
+}
+
+func (p *probeExtension) Stop(ctx context.Context) (any, error) {
+	p.stopped = true
+	return map[string]int{"namespaces": p.namespaces, "flows": p.flows}, nil
 }
