@@ -53,7 +53,8 @@ func startIn(ns string, cmd *exec.Cmd) error {
 func (r *run) iperf3Flow(s Spec, zero int64) Result {
 	src, dst := r.opt.Hosts[s.Src], r.opt.Hosts[s.Dst]
 	res := r.failed(s, "")
-	port := uint16(10000 + r.iperfPort.Add(1)%50000)
+	// Below the ephemeral range, so no client socket of the host holds it.
+	port := uint16(10000 + r.iperfPort.Add(1)%22000)
 	res.DstPort = port
 	end := s.Start
 	if s.Size == 0 {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,8 +173,14 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 		zero = Monotonic() + int64(5*time.Millisecond)
 	}
 	results := make([]Result, len(specs))
+	order := make([]int, len(specs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return specs[order[a]].Start < specs[order[b]].Start })
 	var wg sync.WaitGroup
-	for i, s := range specs {
+	for _, i := range order {
+		s := specs[i]
 		if wait := time.Duration(zero + int64(s.Start-prepareAhead) - Monotonic()); wait > 0 {
 			select {
 			case <-time.After(wait):
