@@ -474,3 +474,43 @@ func (p *probeExtension) Stop(ctx context.Context) (any, error) {
 	p.stopped = true
 	return map[string]int{"namespaces": p.namespaces, "flows": p.flows}, nil
 }
+
+// A 1000:1 incast through `Run`: 1000 flows open at once on one receiver,
+// every one completes (after the losses a 128 KB buffer forces).
+func TestThousandFlowIncastRun(t *testing.T) {
+	exp := writeExperiment(t, "star-16.yaml", "timeout: 60s\nworkload:\n  - name: incast\n    incast: {dst: h0, fan_in: 1000, size: 10KB}\n")
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, RTTSamples: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	if s := res.Runs[0]; s.OK != 1000 || s.Failed != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	rows := readCSV(t, filepath.Join(res.Dir, "flows.csv"))[1:]
+	var lastStart int64
+	for _, r := range rows {
+		v, _ := strconv.ParseInt(r[9], 10, 64)
+		lastStart = max(lastStart, v)
+	}
+	open := 0
+	for _, r := range rows {
+		start, _ := strconv.ParseInt(r[9], 10, 64)
+		end, _ := strconv.ParseInt(r[10], 10, 64)
+		if start <= lastStart && end >= lastStart {
+			open++
+		}
+	}
+	if open < 900 {
+		t.Fatalf("only %d flows open at once", open)
+	}
+	t.Logf("1000-flow incast: %d open at once, median FCT %v, p99 %v, capture drops %d",
+		open, time.Duration(res.Runs[0].MedianFCTNs), time.Duration(res.Runs[0].P99FCTNs), res.Runs[0].CaptureDrops)
+}
