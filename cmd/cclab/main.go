@@ -38,6 +38,7 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newTopoCmd(),
 		newCleanCmd(),
+		newRunCmd(),
 	)
 	return root
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/runner"
+
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd() *cobra.Command {
+	var out, id string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run EXPERIMENT",
+		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
+		Long: `Run builds the experiment's topology, runs its workload once per compared
+congestion control, captures every host port and writes a run directory
+(docs/run-directory.md) under --out. Progress goes to stderr; a comparison
+table and the run directory's path to stdout (JSON with --json).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opt := runner.Options{Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion()}
+			if id != "" {
+				rid, err := runid.Parse(id)
+				if err != nil {
+					return err
+				}
+				opt.ID = rid
+			}
+			p, err := runner.Prepare(args[0])
+			if err != nil {
+				return err
+			}
+			if len(p.Skipped) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
+			}
+			if opt.ID == "" {
+				opt.ID = runid.New()
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %s, %d flows per run, %d run(s)\n", opt.ID, p.Exp.Name, len(p.Variants[0].Flows), len(p.Variants))
+			res, err := runner.Run(cmd.Context(), p, opt)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printSummary(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "results", "parent directory of run directories")
+	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); its leftovers are removed first")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func ms(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
+
+func printSummary(w io.Writer, res *runner.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cc\tok\tfailed\tmedian FCT ms\tp99 FCT ms\tp50 slowdown\tp99 slowdown\tgoodput Mbit/s\tcpu sat.\tcapture drops\t")
+	for _, s := range res.Runs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.0f%%\t%d\t\n", s.CC, s.OK, s.Failed,
+			ms(s.MedianFCTNs), ms(s.P99FCTNs), s.MedianSlowdown, s.P99Slowdown, float64(s.GoodputBps)/1e6,
+			100*s.CPUSaturated, s.CaptureDrops)
+	}
+	tw.Flush()
+	if len(res.Runs) > 0 && len(res.Runs[0].Groups) > 1 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "cc\tgroup\tok\tfailed\tmedian FCT ms\tp99 FCT ms\tp99 slowdown\t")
+		for _, s := range res.Runs {
+			for _, g := range s.Groups {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t\n", s.CC, g.Group, g.OK, g.Failed, ms(g.MedianFCTNs), ms(g.P99FCTNs), g.P99Slowdown)
+			}
+		}
+		tw.Flush()
+	}
+	if len(res.Runs) > 0 && res.Runs[0].RTTMedianNs > 0 {
+		fmt.Fprintf(w, "\nRTT noise floor (median ping-pong): %v\n", time.Duration(res.Runs[0].RTTMedianNs))
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(w, "not loaded, skipped: %s (`cclab cc load` loads them)\n", strings.Join(res.Skipped, ", "))
+	}
+	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
+}

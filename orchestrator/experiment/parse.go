@@ -1,0 +1,342 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"cclab/internal/units"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for what a file may leave out.
+const (
+	DefaultCC      = "cubic"
+	DefaultSeed    = 1
+	DefaultTimeout = 30 * time.Second
+	DefaultSnaplen = 128
+)
+
+// Load reads and validates an experiment file.
+func Load(path string) (*Experiment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates the text of an experiment file; file names it
+// in errors ("file:line: ...") and anchors the relative topology path.
+func Parse(file string, data []byte) (*Experiment, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var e Experiment
+	if err := dec.Decode(&e); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty experiment file", file)
+		}
+		return nil, atLine(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("%s:%d: a second YAML document; an experiment file holds one", file, extra.Line)
+	}
+	e.File = file
+	if err := e.validate(); err != nil {
+		return nil, atLine(file, err)
+	}
+	e.TopologyPath = e.Topology
+	if !filepath.IsAbs(e.Topology) {
+		e.TopologyPath = filepath.Join(filepath.Dir(file), e.Topology)
+	}
+	return &e, nil
+}
+
+var lineRe = regexp.MustCompile(`line (\d+): `)
+
+// atLine turns "... line 12: msg" into "file:12: msg".
+func atLine(file string, err error) error {
+	s := err.Error()
+	if m := lineRe.FindStringSubmatchIndex(s); m != nil {
+		n, _ := strconv.Atoi(s[m[2]:m[3]])
+		return fmt.Errorf("%s:%d: %s", file, n, s[m[1]:])
+	}
+	return fmt.Errorf("%s: %s", file, s)
+}
+
+func errAt(line int, format string, args ...any) error {
+	return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, args...))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
+	type plain Experiment
+	if err := decodeStrict(n, (*plain)(e)); err != nil {
+		return err
+	}
+	e.Line = n.Line
+	return nil
+}
+
+// UnmarshalYAML decodes strictly.
+func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
+	type plain Hosts
+	return decodeStrict(n, (*plain)(h))
+}
+
+// UnmarshalYAML decodes strictly.
+func (c *Capture) UnmarshalYAML(n *yaml.Node) error {
+	type plain Capture
+	return decodeStrict(n, (*plain)(c))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (en *Entry) UnmarshalYAML(n *yaml.Node) error {
+	type plain Entry
+	if err := decodeStrict(n, (*plain)(en)); err != nil {
+		return err
+	}
+	en.Line = n.Line
+	return nil
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (l *Long) UnmarshalYAML(n *yaml.Node) error {
+	type plain Long
+	l.Line = n.Line
+	return decodeStrict(n, (*plain)(l))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (in *Incast) UnmarshalYAML(n *yaml.Node) error {
+	type plain Incast
+	in.Line = n.Line
+	return decodeStrict(n, (*plain)(in))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (p *Poisson) UnmarshalYAML(n *yaml.Node) error {
+	type plain Poisson
+	p.Line = n.Line
+	return decodeStrict(n, (*plain)(p))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (q *Query) UnmarshalYAML(n *yaml.Node) error {
+	type plain Query
+	q.Line = n.Line
+	return decodeStrict(n, (*plain)(q))
+}
+
+var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+func checkCC(line int, cc string) error {
+	if !ccName.MatchString(cc) {
+		return errAt(line, "congestion control %q: not a kernel congestion control name", cc)
+	}
+	return nil
+}
+
+// validate checks what the file alone can tell and fills defaults. Checks
+// against the topology (host names) are done by the workload generator.
+func (e *Experiment) validate() error {
+	if e.Name == "" {
+		return errAt(e.Line, "missing name")
+	}
+	if e.Topology == "" {
+		return errAt(e.Line, "missing topology (a topology file path, relative to this file)")
+	}
+	if e.Seed == 0 {
+		e.Seed = DefaultSeed
+	}
+	if e.CC == "" {
+		e.CC = DefaultCC
+	}
+	if err := checkCC(e.Line, e.CC); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, cc := range e.Compare {
+		if err := checkCC(e.Line, cc); err != nil {
+			return err
+		}
+		if seen[cc] {
+			return errAt(e.Line, "compare lists %s twice", cc)
+		}
+		seen[cc] = true
+	}
+	if e.Timeout == 0 {
+		e.Timeout = units.Duration(DefaultTimeout)
+	}
+	if e.Capture.Snaplen == 0 {
+		e.Capture.Snaplen = DefaultSnaplen
+	}
+	if e.Capture.Snaplen < 64 || e.Capture.Snaplen > 65535 {
+		return errAt(e.Line, "capture snaplen %v: use 64B-65535B", e.Capture.Snaplen)
+	}
+	if len(e.Workload) == 0 {
+		return errAt(e.Line, "empty workload: list at least one entry")
+	}
+	names := map[string]int{}
+	for i := range e.Workload {
+		en := &e.Workload[i]
+		if en.Name == "" {
+			return errAt(en.Line, "workload entry without a name")
+		}
+		if prev, dup := names[en.Name]; dup {
+			return errAt(en.Line, "workload entry %q already defined at line %d", en.Name, prev)
+		}
+		names[en.Name] = en.Line
+		if en.CC != "" {
+			if err := checkCC(en.Line, en.CC); err != nil {
+				return err
+			}
+		}
+		switch en.Tool {
+		case "", "inprocess":
+			en.Tool = ""
+		case "iperf3":
+		default:
+			return errAt(en.Line, "workload entry %q: tool %q: use inprocess or iperf3", en.Name, en.Tool)
+		}
+		if err := en.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (en *Entry) validate() error {
+	kinds := 0
+	for _, set := range []bool{en.Long != nil, en.Incast != nil, en.Poisson != nil, en.Query != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return errAt(en.Line, "workload entry %q: give exactly one of long, incast, poisson, query", en.Name)
+	}
+	switch {
+	case en.Long != nil:
+		return en.Long.validate(en.Name)
+	case en.Incast != nil:
+		return en.Incast.validate(en.Name)
+	case en.Poisson != nil:
+		return en.Poisson.validate(en.Name)
+	default:
+		return en.Query.validate(en.Name)
+	}
+}
+
+func window(line int, name string, start, stop units.Duration) error {
+	if stop == 0 {
+		return errAt(line, "%s: missing stop (when the flows stop)", name)
+	}
+	if stop <= start {
+		return errAt(line, "%s: stop %v is not after start %v", name, stop, start)
+	}
+	return nil
+}
+
+func (l *Long) validate(name string) error {
+	if l.Src == "" || l.Dst == "" {
+		return errAt(l.Line, "%s: long flows need src and dst", name)
+	}
+	if l.Src == l.Dst {
+		return errAt(l.Line, "%s: src and dst are both %s", name, l.Src)
+	}
+	if l.Count == 0 {
+		l.Count = 1
+	}
+	if l.Count < 0 {
+		return errAt(l.Line, "%s: count %d is negative", name, l.Count)
+	}
+	return window(l.Line, name, l.Start, l.Stop)
+}
+
+func (in *Incast) validate(name string) error {
+	if in.Dst == "" {
+		return errAt(in.Line, "%s: incast needs dst (the receiver)", name)
+	}
+	if len(in.Senders) > 0 && in.FanIn != 0 && in.FanIn != len(in.Senders) {
+		return errAt(in.Line, "%s: fan_in %d but %d senders listed", name, in.FanIn, len(in.Senders))
+	}
+	if len(in.Senders) == 0 && in.FanIn <= 0 {
+		return errAt(in.Line, "%s: incast needs fan_in > 0 or a list of senders", name)
+	}
+	for _, s := range in.Senders {
+		if s == in.Dst {
+			return errAt(in.Line, "%s: %s is both sender and receiver", name, s)
+		}
+	}
+	if in.Size == 0 {
+		return errAt(in.Line, "%s: incast needs size (bytes each sender sends)", name)
+	}
+	if in.PerStagger == 0 {
+		in.PerStagger = 1
+	}
+	if in.PerStagger < 0 {
+		return errAt(in.Line, "%s: per_stagger %d is negative", name, in.PerStagger)
+	}
+	if in.Repeat == 0 {
+		in.Repeat = 1
+	}
+	if in.Repeat < 0 {
+		return errAt(in.Line, "%s: repeat %d is negative", name, in.Repeat)
+	}
+	if in.Repeat > 1 && in.Every == 0 {
+		return errAt(in.Line, "%s: repeat %d needs every (the period)", name, in.Repeat)
+	}
+	return nil
+}
+
+func (p *Poisson) validate(name string) error {
+	if p.CDF == "" {
+		return errAt(p.Line, "%s: poisson needs cdf (websearch, fb_hadoop or a file)", name)
+	}
+	if p.Load <= 0 {
+		return errAt(p.Line, "%s: poisson needs load > 0 (e.g. \"30%%\")", name)
+	}
+	return window(p.Line, name, p.Start, p.Stop)
+}
+
+func (q *Query) validate(name string) error {
+	if q.Rate <= 0 {
+		return errAt(q.Line, "%s: query needs rate > 0 (queries per second)", name)
+	}
+	if q.FanIn <= 0 {
+		return errAt(q.Line, "%s: query needs fan_in > 0", name)
+	}
+	if q.Size == 0 {
+		return errAt(q.Line, "%s: query needs size (bytes each answer carries)", name)
+	}
+	return window(q.Line, name, q.Start, q.Stop)
+}
+
+// CCs returns every congestion control the experiment can use: the default,
+// the compared ones and those pinned by entries.
+func (e *Experiment) CCs() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(cc string) {
+		if cc != "" && !seen[cc] {
+			seen[cc] = true
+			out = append(out, cc)
+		}
+	}
+	add(e.CC)
+	for _, cc := range e.Compare {
+		add(cc)
+	}
+	for _, en := range e.Workload {
+		add(en.CC)
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package experiment
+
+import "cclab/internal/units"
+
+// Experiment is one parsed experiment file.
+type Experiment struct {
+	Name        string         `yaml:"name" json:"name"`
+	Description string         `yaml:"description" json:"description,omitempty"`
+	Topology    string         `yaml:"topology" json:"topology"` // path, relative to the experiment file
+	Seed        int64          `yaml:"seed" json:"seed"`
+	CC          string         `yaml:"cc" json:"cc"`           // default congestion control of every flow
+	Compare     []string       `yaml:"compare" json:"compare"` // run once per cc (replaces the default cc)
+	SkipMissing bool           `yaml:"skip_missing" json:"skip_missing"`
+	Hosts       Hosts          `yaml:"hosts" json:"hosts"`
+	Capture     Capture        `yaml:"capture" json:"capture"`
+	Timeout     units.Duration `yaml:"timeout" json:"timeout_ns"` // a flow not done this long after its start fails
+	Workload    []Entry        `yaml:"workload" json:"workload"`
+
+	// File is the path the experiment was read from; TopologyPath the
+	// topology file resolved against it.
+	File         string `yaml:"-" json:"file"`
+	TopologyPath string `yaml:"-" json:"topology_path"`
+	Line         int    `yaml:"-" json:"-"`
+}
+
+// Hosts are the TCP and offload settings applied to every host.
+type Hosts struct {
+	TCPTimestamps *bool      `yaml:"tcp_timestamps" json:"tcp_timestamps"`
+	ECN           *bool      `yaml:"ecn" json:"ecn"`
+	GSO           *bool      `yaml:"gso" json:"gso"`
+	TSO           *bool      `yaml:"tso" json:"tso"`
+	GRO           *bool      `yaml:"gro" json:"gro"`
+	GSOMaxSize    units.Size `yaml:"gso_max_size" json:"gso_max_size"`
+}
+
+// Capture says whether and how host ports are captured.
+type Capture struct {
+	Enabled *bool      `yaml:"enabled" json:"enabled"`
+	Snaplen units.Size `yaml:"snaplen" json:"snaplen"`
+}
+
+// An Entry is one item of the workload; exactly one of its kinds is set.
+type Entry struct {
+	Name    string   `yaml:"name" json:"name"`
+	CC      string   `yaml:"cc" json:"cc,omitempty"`     // pins this entry's cc, even under compare
+	Tool    string   `yaml:"tool" json:"tool,omitempty"` // "" or "inprocess": cclab's sockets; "iperf3": real iperf3
+	Long    *Long    `yaml:"long" json:"long,omitempty"`
+	Incast  *Incast  `yaml:"incast" json:"incast,omitempty"`
+	Poisson *Poisson `yaml:"poisson" json:"poisson,omitempty"`
+	Query   *Query   `yaml:"query" json:"query,omitempty"`
+	Line    int      `yaml:"-" json:"line"`
+}
+
+// Long is one or more long-lived flows that send from Start until Stop.
+type Long struct {
+	Src   string         `yaml:"src" json:"src"`
+	Dst   string         `yaml:"dst" json:"dst"`
+	Count int            `yaml:"count" json:"count"` // parallel flows, default 1
+	Start units.Duration `yaml:"start" json:"start_ns"`
+	Stop  units.Duration `yaml:"stop" json:"stop_ns"`
+	Line  int            `yaml:"-" json:"-"`
+}
+
+// Incast is N:1: FanIn senders (or the listed ones) each send Size to Dst.
+// Starts are staggered: PerStagger flows start every Stagger from Start.
+// Repeat > 1 repeats the whole incast every Every.
+type Incast struct {
+	Dst        string         `yaml:"dst" json:"dst"`
+	Senders    []string       `yaml:"senders" json:"senders,omitempty"`
+	FanIn      int            `yaml:"fan_in" json:"fan_in"`
+	Size       units.Size     `yaml:"size" json:"size"`
+	Start      units.Duration `yaml:"start" json:"start_ns"`
+	Stagger    units.Duration `yaml:"stagger" json:"stagger_ns"`
+	PerStagger int            `yaml:"per_stagger" json:"per_stagger"`
+	Repeat     int            `yaml:"repeat" json:"repeat"`
+	Every      units.Duration `yaml:"every" json:"every_ns"`
+	Line       int            `yaml:"-" json:"-"`
+}
+
+// Poisson is background traffic: every host in Hosts starts flows with
+// exponential gaps of mean 8*mean_size/(host_rate*Load), sizes drawn from
+// the CDF, each to a uniformly chosen other host of the set.
+type Poisson struct {
+	CDF   string         `yaml:"cdf" json:"cdf"` // websearch, fb_hadoop, or a CDF file path
+	Load  Fraction       `yaml:"load" json:"load"`
+	Hosts []string       `yaml:"hosts" json:"hosts,omitempty"` // default: all hosts
+	Start units.Duration `yaml:"start" json:"start_ns"`
+	Stop  units.Duration `yaml:"stop" json:"stop_ns"`
+	Line  int            `yaml:"-" json:"-"`
+}
+
+// Query is the partition/aggregate part of a websearch + incast mix:
+// queries arrive as a Poisson process of Rate per second; each picks an
+// aggregator and FanIn other hosts that each answer with Size bytes.
+type Query struct {
+	Rate  float64        `yaml:"rate" json:"rate_per_s"`
+	FanIn int            `yaml:"fan_in" json:"fan_in"`
+	Size  units.Size     `yaml:"size" json:"size"`
+	Hosts []string       `yaml:"hosts" json:"hosts,omitempty"`
+	Start units.Duration `yaml:"start" json:"start_ns"`
+	Stop  units.Duration `yaml:"stop" json:"stop_ns"`
+	Line  int            `yaml:"-" json:"-"`
+}
+
+// Kind names the entry's kind.
+func (e *Entry) Kind() string {
+	switch {
+	case e.Long != nil:
+		return "long"
+	case e.Incast != nil:
+		return "incast"
+	case e.Poisson != nil:
+		return "poisson"
+	case e.Query != nil:
+		return "query"
+	}
+	return ""
+}
+
+// On reports a host setting, or def when the file leaves it out.
+func On(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}

@@ -1,0 +1,189 @@
+package flows
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestFlowsBothWaysAndLong(t *testing.T) {
+	a, b := pair(t)
+	hosts := map[string]Host{"a": a, "b": b}
+	specs := []Spec{
+		{ID: 0, Src: "a", Dst: "b", Size: 1, CC: "reno"},
+		{ID: 1, Src: "a", Dst: "b", Size: 10 << 20, CC: "cubic"},
+		{ID: 2, Src: "b", Dst: "a", Size: 100000, Start: time.Millisecond, CC: "bbr"},
+		{ID: 3, Src: "a", Dst: "b", Start: 5 * time.Millisecond, Stop: 300 * time.Millisecond, CC: "cubic"},
+	}
+	before := Monotonic()
+	res, err := Run(context.Background(), specs, Options{Hosts: hosts, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		s := specs[i]
+		if !r.OK() {
+			t.Fatalf("flow %d: %s", i, r.Status)
+		}
+		if r.ID != s.ID || r.StartNs < before || r.EndNs <= r.StartNs || r.SrcPort == 0 || r.DstPort != 5201 {
+			t.Fatalf("flow %d: %+v", i, r)
+		}
+		if s.Size > 0 && r.Bytes != s.Size {
+			t.Fatalf("flow %d: %d bytes, want %d", i, r.Bytes, s.Size)
+		}
+		if r.SrcAddr != hosts[s.Src].Addr || r.DstAddr != hosts[s.Dst].Addr {
+			t.Fatalf("flow %d addresses %v -> %v", i, r.SrcAddr, r.DstAddr)
+		}
+		t.Logf("flow %d: %d bytes in %v", i, r.Bytes, r.FCT())
+	}
+	// The long flow sent from 5 ms to 300 ms: about 295 ms and lots of data.
+	if fct := res[3].FCT(); fct < 280*time.Millisecond || fct > 2*time.Second {
+		t.Fatalf("long flow lasted %v, want about 295ms", fct)
+	}
+	if res[3].Bytes < 1<<20 {
+		t.Fatalf("long flow carried only %d bytes", res[3].Bytes)
+	}
+}
+
+func TestFailedFlowIsNotFatal(t *testing.T) {
+	a, b := pair(t)
+	hosts := map[string]Host{"a": a, "b": b, "nowhere": {Netns: b.Netns, Addr: b.Addr.Next().Next()}}
+	res, err := Run(context.Background(), []Spec{
+		{ID: 0, Src: "a", Dst: "nowhere", Size: 1000},
+		{ID: 1, Src: "a", Dst: "b", Size: 1000, CC: "no_such_cc"},
+		{ID: 2, Src: "a", Dst: "b", Size: 1000},
+	}, Options{Hosts: hosts, Timeout: 500 * time.Millisecond})
+	if err == nil && len(res) == 3 {
+		// 10.99.0.4 has no owner: the listener cannot open there.
+		t.Fatalf("listening on an address nobody owns succeeded: %+v", res)
+	}
+	// Without the unlistenable host: a connect to a port nobody listens on
+	// is refused, an unknown cc fails at setsockopt; the good flow still runs.
+	res, err = Run(context.Background(), []Spec{
+		{ID: 1, Src: "a", Dst: "b", Size: 1000, CC: "no_such_cc"},
+		{ID: 2, Src: "a", Dst: "b", Size: 1000},
+	}, Options{Hosts: hosts, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res[0].Status, "failed: set congestion control") || !res[1].OK() {
+		t.Fatalf("results %+v", res)
+	}
+	refused := runRefused(t, a, b)
+	if !strings.Contains(refused.Status, "failed: connect") || !strings.Contains(refused.Status, "refused") {
+		t.Fatalf("refused flow: %+v", refused)
+	}
+}
+
+// runRefused connects to a port nobody listens on.
+func runRefused(t *testing.T, a, b Host) Result {
+	r := &run{opt: Options{Hosts: map[string]Host{"a": a, "b": b}, Port: 9, Timeout: time.Second}, pending: map[netip.AddrPort]*pendingFlow{}, conns: map[net.Conn]struct{}{}}
+	return r.flow(Spec{ID: 7, Src: "a", Dst: "b", Size: 10}, Monotonic())
+}
+
+func TestCancelStopsTheRun(t *testing.T) {
+	a, b := pair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	res, err := Run(ctx, []Spec{
+		{ID: 0, Src: "a", Dst: "b", Stop: 20 * time.Second},
+		{ID: 1, Src: "a", Dst: "b", Size: 1000, Start: 10 * time.Second},
+	}, Options{Hosts: map[string]Host{"a": a, "b": b}})
+	if err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	if took := time.Since(begin); took > 3*time.Second {
+		t.Fatalf("cancel took %v", took)
+	}
+	if res[0].OK() || res[1].Status != "failed: cancelled" {
+		t.Fatalf("results %+v", res)
+	}
+}
+
+// A thousand flows at once between two hosts, both ways: every one
+// completes with its bytes.
+func TestThousandConcurrentFlows(t *testing.T) {
+	a, b := pair(t)
+	const n = 1000
+	var specs []Spec
+	for i := range n {
+		src, dst := "a", "b"
+		if i%2 == 1 {
+			src, dst = "b", "a"
+		}
+		specs = append(specs, Spec{ID: i, Src: src, Dst: dst, Size: 1_000_000, Start: time.Duration(i%10) * time.Microsecond, CC: "cubic"})
+	}
+	begin := time.Now()
+	res, err := Run(context.Background(), specs, Options{Hosts: map[string]Host{"a": a, "b": b}, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxFCT time.Duration
+	for _, r := range res {
+		if !r.OK() || r.Bytes != 1_000_000 {
+			t.Fatalf("flow %d: %s (%d bytes)", r.ID, r.Status, r.Bytes)
+		}
+		maxFCT = max(maxFCT, r.FCT())
+	}
+	// How many were open at once: the latest start against the earliest end.
+	var lastStart, firstEnd int64 = 0, 1 << 62
+	for _, r := range res {
+		lastStart, firstEnd = max(lastStart, r.StartNs), min(firstEnd, r.EndNs)
+	}
+	open := 0
+	for _, r := range res {
+		if r.StartNs <= lastStart && r.EndNs >= lastStart {
+			open++
+		}
+	}
+	if open < n*9/10 {
+		t.Fatalf("only %d of %d flows were open at once", open, n)
+	}
+	t.Logf("%d flows of 1 MB in %v (slowest FCT %v, %d open at once)", n, time.Since(begin), maxFCT, open)
+}
+
+// iperf3 flows run real iperf3 in the namespaces next to in-process ones.
+func TestIperf3Flows(t *testing.T) {
+	a, b := pair(t)
+	dir := t.TempDir()
+	var pids []int
+	var mu sync.Mutex
+	res, err := Run(context.Background(), []Spec{
+		{ID: 0, Src: "a", Dst: "b", Size: 2_000_000, CC: "reno", Tool: Iperf3},
+		{ID: 1, Src: "b", Dst: "a", Size: 500_000, Tool: Iperf3},
+		{ID: 2, Src: "a", Dst: "b", Size: 500_000},
+	}, Options{Hosts: map[string]Host{"a": a, "b": b}, Timeout: 10 * time.Second, Iperf3Dir: dir,
+		RecordPID: func(pid int) error { mu.Lock(); pids = append(pids, pid); mu.Unlock(); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !r.OK() || r.SrcPort == 0 || r.FCT() <= 0 {
+			t.Fatalf("flow %d: %+v", i, r)
+		}
+	}
+	// iperf3 rounds up to whole 128 KB blocks.
+	if res[0].Bytes != 16*128<<10 || res[1].Bytes != 4*128<<10 || res[2].Bytes != 500_000 {
+		t.Fatalf("iperf3 bytes %d, %d", res[0].Bytes, res[1].Bytes)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "flow-0.json"))
+	if err != nil || !strings.Contains(string(data), "\"sender_tcp_congestion\":\t\"reno\"") {
+		t.Fatalf("iperf3 report: %v\n%.3000s", err, data)
+	}
+	if len(pids) != 4 {
+		t.Fatalf("recorded pids %v, want 2 servers and 2 clients", pids)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			t.Errorf("iperf3 pid %d still running", pid)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package health
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// cpuTimes are the jiffies of one /proc/stat cpu line.
+type cpuTimes struct{ busy, total uint64 }
+
+// readCPU returns the aggregate line and one entry per CPU.
+func readCPU() (all cpuTimes, per []cpuTimes, err error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return all, nil, fmt.Errorf("cpu: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[0], "cpu") {
+			continue
+		}
+		var t cpuTimes
+		for i, s := range fields[1:] {
+			v, _ := strconv.ParseUint(s, 10, 64)
+			if i >= 7 { // steal, guest, guest_nice: guest is counted in user already
+				if i == 7 {
+					t.busy += v
+					t.total += v
+				}
+				continue
+			}
+			t.total += v
+			if i != 3 && i != 4 { // idle, iowait
+				t.busy += v
+			}
+		}
+		if fields[0] == "cpu" {
+			all = t
+		} else {
+			per = append(per, t)
+		}
+	}
+	return all, per, sc.Err()
+}
+
+func frac(a, b cpuTimes) float64 {
+	if b.total <= a.total {
+		return 0
+	}
+	return float64(b.busy-a.busy) / float64(b.total-a.total)
+}
+
+// CPU summarises CPU use over the sampling windows.
+type CPU struct {
+	CPUs int `json:"cpus"`
+	// MeanBusy is the whole run's busy share of all CPUs (0-1).
+	MeanBusy float64 `json:"mean_busy"`
+	// MaxBusy is the busiest window's share of all CPUs.
+	MaxBusy float64 `json:"max_busy"`
+	// SaturatedShare is the share of windows where all CPUs together were
+	// at least 95 % busy: the emulation may have been CPU-bound then.
+	SaturatedShare float64 `json:"saturated_share"`
+	// MaxOneCPU is the busiest single CPU in any window.
+	MaxOneCPU float64 `json:"max_one_cpu"`
+	Windows   int     `json:"windows"`
+}

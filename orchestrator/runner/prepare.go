@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/topology"
+	"cclab/orchestrator/workload"
+)
+
+// A Variant is one run of the experiment: every flow that does not pin its
+// own congestion control uses CC.
+type Variant struct {
+	CC    string
+	Flows []workload.Flow
+}
+
+// Prepared is an experiment checked against the topology and the kernel,
+// with its flows generated: everything short of creating anything.
+type Prepared struct {
+	Exp      *experiment.Experiment
+	Source   []byte
+	Plan     *topology.Plan
+	Variants []Variant
+	// Skipped lists compared congestion controls that are not loaded
+	// (only with skip_missing).
+	Skipped []string
+}
+
+// Prepare reads the experiment and its topology, checks every congestion
+// control against tcp_available_congestion_control and generates the
+// flows of each variant.
+func Prepare(path string) (*Prepared, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	exp, err := experiment.Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := topology.Load(exp.TopologyPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: topology: %w", path, exp.Line, err)
+	}
+	avail, err := AvailableCCs()
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{Exp: exp, Source: src, Plan: plan}
+	ccs := exp.Compare
+	if len(ccs) == 0 {
+		ccs = []string{exp.CC}
+	}
+	for _, cc := range ccs {
+		if avail[cc] {
+			continue
+		}
+		if exp.SkipMissing && len(exp.Compare) > 0 {
+			p.Skipped = append(p.Skipped, cc)
+			continue
+		}
+		return nil, fmt.Errorf("%s: congestion control %q is not loaded in this kernel (available: %s)%s", path, cc, names(avail), loadHint(cc))
+	}
+	for _, en := range exp.Workload {
+		if en.CC != "" && !avail[en.CC] {
+			return nil, fmt.Errorf("%s:%d: workload entry %q: congestion control %q is not loaded in this kernel (available: %s)%s", path, en.Line, en.Name, en.CC, names(avail), loadHint(en.CC))
+		}
+	}
+	for _, cc := range ccs {
+		if slices.Contains(p.Skipped, cc) {
+			continue
+		}
+		fl, err := workload.Generate(exp, plan, cc)
+		if err != nil {
+			return nil, err
+		}
+		if len(fl) == 0 {
+			return nil, fmt.Errorf("%s: the workload generates no flows", path)
+		}
+		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
+	}
+	if len(p.Variants) == 0 {
+		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%v); `cclab cc load` loads cclab's laws", path, p.Skipped)
+	}
+	return p, nil
+}
+
+func loadHint(cc string) string {
+	if slices.Contains(LawCCs, cc) {
+		return "; `cclab cc load " + cc + "` loads it"
+	}
+	return ""
+}

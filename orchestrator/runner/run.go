@@ -1,0 +1,302 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/capture"
+	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/flows"
+	"cclab/orchestrator/health"
+	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/topology"
+)
+
+// Options configure Run.
+type Options struct {
+	Out      string   // parent of run directories (default "results")
+	ID       runid.ID // default: a fresh id
+	Log      io.Writer
+	Versions map[string]string
+	// Extensions returns the extensions of one variant (fresh ones for
+	// each, since each variant builds its own network).
+	Extensions func() []Extension
+	// RTTSamples is the length of the noise-floor ping-pong (default 200).
+	RTTSamples int
+}
+
+// Result is what a run produced.
+type Result struct {
+	ID      runid.ID  `json:"id"`
+	Dir     string    `json:"dir"` // the run directory, or the parent of the compared ones
+	Runs    []Summary `json:"runs"`
+	Skipped []string  `json:"skipped_cc,omitempty"`
+}
+
+// Ports the runner uses inside the hosts.
+const (
+	flowPort = 5201
+	rttPort  = 5999
+)
+
+// Run runs every variant of a prepared experiment. With one variant the
+// run directory is OUT/<id>; when comparing, OUT/<id>/<cc> for each and
+// OUT/<id>/compare.json. On cancellation it tears down and returns the
+// context's error.
+func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
+	if opt.Out == "" {
+		opt.Out = "results"
+	}
+	if opt.ID == "" {
+		opt.ID = runid.New()
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	if opt.RTTSamples == 0 {
+		opt.RTTSamples = 200
+	}
+	res := &Result{ID: opt.ID, Dir: filepath.Join(opt.Out, string(opt.ID)), Skipped: p.Skipped}
+	if err := removeStaleDir(res.Dir); err != nil {
+		return nil, err
+	}
+	for _, v := range p.Variants {
+		dir := res.Dir
+		if len(p.Exp.Compare) > 0 {
+			dir = filepath.Join(res.Dir, v.CC)
+		}
+		s, err := runVariant(ctx, p, v, dir, opt)
+		if err != nil {
+			return res, fmt.Errorf("run %s (%s): %w", opt.ID, v.CC, err)
+		}
+		res.Runs = append(res.Runs, s)
+	}
+	if len(p.Exp.Compare) > 0 {
+		if err := writeJSON(filepath.Join(res.Dir, "compare.json"), res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// HostOptions turns the experiment's host settings into build options.
+func HostOptions(h experiment.Hosts) netbuild.Options {
+	o := netbuild.DefaultOptions()
+	o.TCPTimestamps = experiment.On(h.TCPTimestamps, true)
+	if h.ECN != nil {
+		o.ECN = 0
+		if *h.ECN {
+			o.ECN = 1
+		}
+	}
+	o.GSO = experiment.On(h.GSO, true)
+	o.TSO = experiment.On(h.TSO, true)
+	o.GRO = experiment.On(h.GRO, true)
+	o.GSOMaxSize = int(h.GSOMaxSize)
+	return o
+}
+
+func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options) (sum Summary, err error) {
+	log := opt.Log
+	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
+		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
+		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Versions: opt.Versions,
+		Workload: v.Flows, CC: map[string]CCJSON{}, Extensions: map[string]any{}}
+	fr := framing(rj.Hosts.TCPTimestamps)
+	rj.Framing = FramingJSON{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
+	for _, f := range v.Flows {
+		c := rj.CC[f.CC]
+		c.Flows++
+		rj.CC[f.CC] = c
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sum, fmt.Errorf("run directory: %w", err)
+	}
+
+	fmt.Fprintf(log, "[%s] building %s (%d nodes, %d links)\n", v.CC, p.Plan.Name, len(p.Plan.Nodes), len(p.Plan.Links))
+	net, err := netbuild.Up(ctx, opt.ID, p.Plan, rj.Hosts)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		if derr := net.Down(context.WithoutCancel(ctx)); derr != nil && err == nil {
+			err = fmt.Errorf("tear down: %w", derr)
+		}
+	}()
+	rj.BuildTiming = net.Timing
+
+	hosts := map[string]flows.Host{}
+	var ports []capture.Port
+	for _, h := range p.Plan.Hosts() {
+		hosts[h.Name] = flows.Host{Netns: net.Netns(h.Name), Addr: h.Addr}
+		if port, _, ok := p.Plan.HostPort(h.Name); ok {
+			ports = append(ports, capture.Port{Host: h.Name, Netns: net.Netns(h.Name), Iface: port.Iface})
+		}
+	}
+
+	// The noise floor: between the first and the last host (the farthest
+	// apart in the generated topologies), before any traffic.
+	hs := p.Plan.Hosts()
+	a, b := hs[0].Name, hs[len(hs)-1].Name
+	rtt, err := health.PingPong(ctx, a, hosts[a], b, hosts[b], rttPort, opt.RTTSamples)
+	if err != nil {
+		rj.Errors = append(rj.Errors, err.Error())
+	}
+
+	var capt *capture.Session
+	if experiment.On(p.Exp.Capture.Enabled, true) {
+		if capt, err = capture.Start(dir, ports, int(p.Exp.Capture.Snaplen)); err != nil {
+			return sum, err
+		}
+	}
+	sampler := health.StartSampler(linkEnds(p.Plan, net), 100*time.Millisecond)
+
+	zero := flows.Monotonic() + int64(20*time.Millisecond)
+	rj.ZeroNs = zero
+	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
+	var exts []Extension
+	if opt.Extensions != nil {
+		exts = opt.Extensions()
+	}
+	env := &Env{ID: opt.ID, Dir: dir, CC: v.CC, Network: net, Plan: p.Plan, Flows: v.Flows, Hosts: hosts, ZeroNs: zero}
+	var started []Extension
+	for _, x := range exts {
+		if err := x.Start(ctx, env); err != nil {
+			stopAll(ctx, started, &rj)
+			sampler.Stop()
+			if capt != nil {
+				capt.Stop()
+			}
+			return sum, fmt.Errorf("extension %s: %w", x.Name(), err)
+		}
+		started = append(started, x)
+	}
+
+	specs := make([]flows.Spec, len(v.Flows))
+	for i, f := range v.Flows {
+		specs[i] = flows.Spec{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Stop: f.Stop, CC: f.CC, Tool: f.Tool}
+	}
+	var done atomic.Int64
+	stopProgress := progress(log, v.CC, len(specs), &done)
+	results, runErr := flows.Run(ctx, specs, flows.Options{
+		Hosts: hosts, Port: flowPort, Timeout: p.Exp.Timeout.D(), ZeroNs: zero,
+		Progress:  func(n, _ int) { done.Store(int64(n)) },
+		Iperf3Dir: filepath.Join(dir, "iperf3"),
+		RecordPID: func(pid int) error { return netbuild.RecordPID(opt.ID, pid) },
+	})
+	stopProgress()
+	time.Sleep(20 * time.Millisecond) // let the last ACKs and FINs reach the captures
+
+	stopAll(ctx, started, &rj)
+	rj.Health = sampler.Stop()
+	rj.Health.RTT = rtt
+	if capt != nil {
+		stats, cerr := capt.Stop()
+		if cerr != nil {
+			rj.Errors = append(rj.Errors, cerr.Error())
+		}
+		rj.Capture = stats
+		for _, s := range stats {
+			rj.CaptureDrops += s.Drops
+		}
+	}
+	if runErr != nil && results == nil {
+		return sum, runErr
+	}
+
+	rs, err := rows(p.Plan, fr, v.Flows, results)
+	if err != nil {
+		return sum, err
+	}
+	if err := writeFlowsCSV(filepath.Join(dir, "flows.csv"), rs); err != nil {
+		return sum, err
+	}
+	sum = summarise(v.CC, dir, rs)
+	sum.CaptureDrops = rj.CaptureDrops
+	sum.CPUSaturated = rj.Health.CPU.SaturatedShare
+	if rtt != nil {
+		sum.RTTMedianNs = rtt.MedianNs
+	}
+	rj.Summary = sum
+	rj.Flows = FlowCounts{Total: sum.Flows, OK: sum.OK, Failed: sum.Failed}
+	rj.Finished = time.Now().UTC().Format(time.RFC3339Nano)
+	if runErr != nil {
+		rj.Errors = append(rj.Errors, runErr.Error())
+	}
+	if err := writeJSON(filepath.Join(dir, "run.json"), rj); err != nil {
+		return sum, err
+	}
+	fmt.Fprintf(log, "[%s] %d flows: %d ok, %d failed; wrote %s\n", v.CC, sum.Flows, sum.OK, sum.Failed, dir)
+	return sum, runErr
+}
+
+func stopAll(ctx context.Context, xs []Extension, rj *RunJSON) {
+	for i := len(xs) - 1; i >= 0; i-- {
+		out, err := xs[i].Stop(context.WithoutCancel(ctx))
+		if err != nil {
+			rj.Errors = append(rj.Errors, fmt.Sprintf("extension %s: %v", xs[i].Name(), err))
+		}
+		if out != nil {
+			rj.Extensions[xs[i].Name()] = out
+		}
+	}
+}
+
+// linkEnds lists the egress of both ends of every link.
+func linkEnds(p *topology.Plan, net *netbuild.Network) []health.LinkEnd {
+	var out []health.LinkEnd
+	for _, l := range p.Links {
+		for _, port := range []topology.Port{l.A, l.B} {
+			out = append(out, health.LinkEnd{Node: port.Node, Netns: net.Netns(port.Node), Iface: port.Iface, ConfigBps: l.Rate.BitsPerSecond()})
+		}
+	}
+	return out
+}
+
+// progress prints flows done/total and the elapsed time every second.
+func progress(w io.Writer, cc string, total int, done *atomic.Int64) func() {
+	begin := time.Now()
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				fmt.Fprintf(w, "[%s] flows %d/%d done, %.1fs\n", cc, done.Load(), total, time.Since(begin).Seconds())
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "[%s] flows %d/%d done, %.1fs\n", cc, done.Load(), total, time.Since(begin).Seconds())
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
+}
+
+// removeStaleDir refuses to overwrite a finished run, and removes what an
+// interrupted run of the same id left (a directory without run.json).
+func removeStaleDir(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	done, _ := filepath.Glob(filepath.Join(dir, "run.json"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "run.json"))
+	if len(done)+len(more) > 0 {
+		return fmt.Errorf("run directory %s holds a finished run: pick another --run id or --out", dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove stale run directory: %w", err)
+	}
+	return nil
+}

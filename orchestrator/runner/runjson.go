@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"os"
+	"strings"
+
+	"cclab/analysis/ideal"
+	"cclab/orchestrator/capture"
+	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/health"
+	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/topology"
+	"cclab/orchestrator/workload"
+)
+
+// RunJSON is run.json (docs/run-directory.md).
+type RunJSON struct {
+	ID            string            `json:"id"`
+	Variant       string            `json:"variant"` // the compared congestion control
+	Started       string            `json:"started"`
+	Finished      string            `json:"finished"`
+	ClockOffsetNs int64             `json:"clock_offset_ns"`
+	ZeroNs        int64             `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
+	Seed          int64             `json:"seed"`
+	Experiment    ExperimentJSON    `json:"experiment"`
+	Topology      *topology.Plan    `json:"topology"`
+	Hosts         netbuild.Options  `json:"hosts"`
+	BuildTiming   netbuild.Timing   `json:"build_timing"`
+	Framing       FramingJSON       `json:"framing"`
+	CC            map[string]CCJSON `json:"cc"`
+	Kernel        Kernel            `json:"kernel"`
+	Versions      map[string]string `json:"versions"`
+	Health        health.Report     `json:"health"`
+	Capture       []capture.Stats   `json:"capture"`
+	CaptureDrops  uint64            `json:"capture_drops"`
+	Flows         FlowCounts        `json:"flows"`
+	Workload      []workload.Flow   `json:"workload_flows"`
+	Extensions    map[string]any    `json:"extensions,omitempty"`
+	Errors        []string          `json:"errors,omitempty"`
+	Summary       Summary           `json:"summary"`
+}
+
+// ExperimentJSON is the parsed experiment with its source text.
+type ExperimentJSON struct {
+	*experiment.Experiment
+	Source string `json:"source"`
+}
+
+// FramingJSON is how payload became wire bytes for the ideal FCT.
+type FramingJSON struct {
+	MSS         int `json:"mss"`
+	HeaderBytes int `json:"header_bytes"`
+}
+
+// CCJSON is one congestion control used in the run.
+type CCJSON struct {
+	Flows int `json:"flows"`
+	// Params are the parameters in force, when the control exposes them
+	// (cclab's laws record theirs through a run extension).
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// FlowCounts counts flows by outcome.
+type FlowCounts struct {
+	Total  int `json:"total"`
+	OK     int `json:"ok"`
+	Failed int `json:"failed"`
+}
+
+// Kernel identifies the kernel the run ran on.
+type Kernel struct {
+	Release string `json:"release"`
+	Version string `json:"version"`
+}
+
+func kernel() Kernel {
+	rd := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(b))
+	}
+	return Kernel{Release: rd("/proc/sys/kernel/osrelease"), Version: rd("/proc/sys/kernel/version")}
+}
+
+// framing: TCP timestamps take 12 bytes of every segment.
+func framing(timestamps bool) ideal.Framing {
+	if timestamps {
+		return ideal.Framing{MSS: 1448, HeaderBytes: 66}
+	}
+	return ideal.DefaultFraming
+}

@@ -1,0 +1,516 @@
+package runner
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/cleanup"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// writeExperiment writes an experiment file next to an absolute topology
+// path and returns its path.
+func writeExperiment(t *testing.T, topo, body string) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("../../topologies", topo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "exp.yaml")
+	if err := os.WriteFile(p, []byte("name: test\ntopology: "+abs+"\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noLeftovers asserts that nothing of run id remains.
+func noLeftovers(t *testing.T, id runid.ID) {
+	t.Helper()
+	if ns, _ := cleanup.Namespaces(id); len(ns) > 0 {
+		t.Errorf("namespaces of run %s remain: %v", id, ns)
+	}
+	for _, d := range []string{id.StateDir(), id.BPFDir()} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s remains", d)
+		}
+	}
+}
+
+func cleanAfter(t *testing.T, id runid.ID) {
+	t.Cleanup(func() { cleanup.Clean(context.Background(), id) })
+}
+
+// An 8:1 incast on the 100 Mbit/s star: one flows.csv row per flow, every
+// flow ok, FCTs that respect the bottleneck, pcaps that decode, a run.json
+// that describes the run, and nothing left behind.
+func TestIncastRun(t *testing.T) {
+	exp := writeExperiment(t, "star-16.yaml", `seed: 3
+timeout: 10s
+workload:
+  - name: incast
+    incast: {dst: h0, fan_in: 8, size: 1MB, start: 10ms, stagger: 20us, per_stagger: 2}
+`)
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	out := t.TempDir()
+	probe := &probeExtension{}
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 50,
+		Extensions: func() []Extension { return []Extension{probe} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	dir := filepath.Join(out, string(id))
+	if res.Dir != dir || len(res.Runs) != 1 || res.Runs[0].OK != 8 || res.Runs[0].Failed != 0 {
+		t.Fatalf("result %+v", res)
+	}
+
+	rows := readCSV(t, filepath.Join(dir, "flows.csv"))
+	if len(rows) != 9 || strings.Join(rows[0], ",") != strings.Join(flowsHeader, ",") {
+		t.Fatalf("flows.csv has %d lines, header %v", len(rows), rows[0])
+	}
+	var first, last int64 = 1 << 62, 0
+	srcPorts := map[uint16]bool{}
+	for _, r := range rows[1:] {
+		col := func(name string) string {
+			for i, h := range flowsHeader {
+				if h == name {
+					return r[i]
+				}
+			}
+			t.Fatalf("no column %s", name)
+			return ""
+		}
+		num := func(name string) int64 {
+			v, err := strconv.ParseInt(col(name), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return v
+		}
+		if col("status") != "ok" || col("dst") != "h0" || col("group") != "incast" || col("cc") != "cubic" || num("size_bytes") != 1000000 {
+			t.Fatalf("row %v", r)
+		}
+		start, end, fct, idl := num("start_ns"), num("end_ns"), num("fct_ns"), num("ideal_fct_ns")
+		if fct != end-start || fct <= 0 || fct > int64(5*time.Second) {
+			t.Fatalf("row %v: fct %d", r, fct)
+		}
+		// Alone, 1 MB at 100 Mbit/s takes ~83 ms; HTB's burst lets the
+		// first bytes through faster but not the whole flow.
+		if idl < int64(80*time.Millisecond) || fct < idl*3/4 {
+			t.Fatalf("row %v: fct %v against ideal %v", r, time.Duration(fct), time.Duration(idl))
+		}
+		first, last = min(first, start), max(last, end)
+		srcPorts[uint16(num("src_port"))] = true
+	}
+	// 8 x 1 MB through the 100 Mbit/s port to h0 take >= 640 ms (less
+	// what the burst absorbs before the rate applies).
+	if span := time.Duration(last - first); span < 600*time.Millisecond || span > 5*time.Second {
+		t.Fatalf("incast took %v, want about 680ms", span)
+	} else {
+		t.Logf("8 x 1 MB incast over 100 Mbit/s took %v", span)
+	}
+
+	var rj struct {
+		ID            string `json:"id"`
+		ClockOffsetNs int64  `json:"clock_offset_ns"`
+		Seed          int64  `json:"seed"`
+		Experiment    struct {
+			Source string `json:"source"`
+		} `json:"experiment"`
+		Topology struct {
+			Nodes []any `json:"nodes"`
+		} `json:"topology"`
+		Kernel struct {
+			Release string `json:"release"`
+		} `json:"kernel"`
+		Framing struct {
+			MSS int `json:"mss"`
+		} `json:"framing"`
+		Health struct {
+			RTT struct {
+				MedianNs int64 `json:"median_ns"`
+			} `json:"rtt_noise_floor"`
+			CPU struct {
+				Windows int `json:"windows"`
+			} `json:"cpu"`
+			Links []struct {
+				Node  string  `json:"node"`
+				Iface string  `json:"iface"`
+				Ratio float64 `json:"peak_ratio"`
+			} `json:"loaded_links"`
+		} `json:"health"`
+		CaptureDrops uint64 `json:"capture_drops"`
+		Capture      []any  `json:"capture"`
+		Extensions   struct {
+			Probe struct {
+				Namespaces int `json:"namespaces"`
+				Flows      int `json:"flows"`
+			} `json:"probe"`
+		} `json:"extensions"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rj); err != nil {
+		t.Fatal(err)
+	}
+	if rj.ID != string(id) || rj.Seed != 3 || rj.ClockOffsetNs <= 0 || !strings.Contains(rj.Experiment.Source, "fan_in: 8") ||
+		len(rj.Topology.Nodes) != 18 || rj.Kernel.Release == "" || rj.Framing.MSS != 1448 || rj.Health.RTT.MedianNs <= 0 ||
+		rj.CaptureDrops != 0 || len(rj.Capture) != 17 {
+		t.Fatalf("run.json: %+v", rj)
+	}
+	// The extension ran with the network up and its result is recorded.
+	if rj.Extensions.Probe.Namespaces != 18 || rj.Extensions.Probe.Flows != 8 || !probe.stopped {
+		t.Fatalf("extension: %+v, stopped %v", rj.Extensions, probe.stopped)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "probe.txt")); err != nil {
+		t.Fatalf("extension file: %v", err)
+	}
+	// The bottleneck s0 -> h0 is loaded and HTB held it near 100 Mbit/s.
+	found := false
+	for _, l := range rj.Health.Links {
+		if l.Node == "s0" && l.Iface == "h0" {
+			found = true
+			t.Logf("bottleneck s0->h0: peak %.3f of its configured rate", l.Ratio)
+			if l.Ratio < 0.85 || l.Ratio > 1.15 {
+				t.Errorf("bottleneck achieved %.2f of its rate", l.Ratio)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("bottleneck s0->h0 not among loaded links: %+v", rj.Health.Links)
+	}
+
+	// The receiver's capture holds the 8 flows' SYNs (and decodes).
+	syns := pcapSYNs(t, filepath.Join(dir, "pcap", "h0-eth0.pcap"))
+	if len(syns) != 8 {
+		t.Fatalf("h0 capture has %d flow SYNs, want 8", len(syns))
+	}
+	for p := range syns {
+		if !srcPorts[p] {
+			t.Fatalf("SYN from port %d, which no flow used", p)
+		}
+	}
+	for _, f := range []string{"h0-eth0.pcap", "h1-eth0.pcap"} {
+		tshark(t, filepath.Join(dir, "pcap", f))
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func pcapSYNs(t *testing.T, path string) map[uint16]bool {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syns := map[uint16]bool{}
+	for {
+		data, _, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			return syns
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkt := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
+		if tcp, ok := pkt.Layer(layers.LayerTypeTCP).(*layers.TCP); ok && tcp.SYN && !tcp.ACK && tcp.DstPort == flowPort {
+			syns[uint16(tcp.SrcPort)] = true
+		}
+	}
+}
+
+func tshark(t *testing.T, path string) {
+	out, err := exec.Command("tshark", "-r", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v\n%s", path, err, out)
+	}
+	for _, bad := range []string{"malformed", "warn"} {
+		if strings.Contains(strings.ToLower(string(out)), bad) {
+			t.Fatalf("tshark -r %s mentions %q", path, bad)
+		}
+	}
+}
+
+// Everything is checked before anything is created.
+func TestPrepareRefusesBeforeBuilding(t *testing.T) {
+	cases := map[string]string{
+		"cc: nosuchcc\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n":                                    `congestion control "nosuchcc" is not loaded`,
+		"compare: [cubic, nosuchlaw]\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n":                     `"nosuchlaw" is not loaded`,
+		"workload:\n  - name: l\n    cc: nosuchcc2\n    long: {src: h1, dst: h0, stop: 1s}\n":                               `:4: workload entry "l": congestion control "nosuchcc2" is not loaded`,
+		"workload:\n  - name: l\n    long: {src: h1, dst: h99, stop: 1s}\n":                                                 `:5: no node "h99"`,
+		"compare: [nosuch1, nosuch2]\nskip_missing: true\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n": "none of the compared",
+	}
+	for body, want := range cases {
+		_, err := Prepare(writeExperiment(t, "star-16.yaml", body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", body, err, want)
+		}
+	}
+	if _, err := Prepare(writeExperiment(t, "no-such-topology.yaml", "workload: []\n")); err == nil {
+		t.Error("missing topology accepted")
+	}
+	p, err := Prepare(writeExperiment(t, "star-16.yaml", "compare: [cubic, nosuchlaw, reno]\nskip_missing: true\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Variants) != 2 || p.Variants[1].CC != "reno" || len(p.Skipped) != 1 {
+		t.Fatalf("variants %+v skipped %v", p.Variants, p.Skipped)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildCclab builds the command once for the package's tests.
+func buildCclab(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cclab-test-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "cclab")
+		cmd := exec.Command("go", "build", "-o", builtBin, "../../cmd/cclab")
+		cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// startLongRun starts `cclab run` on a long experiment and waits until its
+// flows are running.
+func startLongRun(t *testing.T, bin string, id runid.ID) (*exec.Cmd, *strings.Builder) {
+	exp := writeExperiment(t, "star-16.yaml", "workload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 60s, count: 4}\n")
+	cmd := exec.Command(bin, "run", exp, "--run", string(id), "--out", t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "flows 0/4") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run did not start its flows:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cmd, &stderr
+}
+
+// netnsInodes maps the run's namespaces to their inodes.
+func netnsInodes(t *testing.T, id runid.ID) map[uint64]bool {
+	names, err := cleanup.Namespaces(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]bool{}
+	for _, n := range names {
+		var st os.FileInfo
+		if st, err = os.Stat(filepath.Join("/run/netns", n)); err == nil {
+			out[inode(st)] = true
+		}
+	}
+	return out
+}
+
+// processesIn lists processes whose network namespace is one of inodes.
+func processesIn(inodes map[uint64]bool) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join("/proc", e.Name(), "ns", "net")); err == nil && inodes[inode(st)] {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// kill -9 in the middle of a run leaves its namespaces; cleanup.Clean of
+// its id removes every trace.
+func TestKill9ThenClean(t *testing.T) {
+	bin := buildCclab(t)
+	id := runid.New()
+	cleanAfter(t, id)
+	cmd, stderr := startLongRun(t, bin, id)
+	inodes := netnsInodes(t, id)
+	if len(inodes) != 18 {
+		t.Fatalf("run has %d namespaces, want 18", len(inodes))
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if ns, _ := cleanup.Namespaces(id); len(ns) == 0 {
+		t.Fatalf("kill -9 left nothing to clean: the test proves nothing\n%s", stderr)
+	}
+	rep, err := cleanup.Clean(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Namespaces) != 18 {
+		t.Errorf("clean removed %d namespaces", len(rep.Namespaces))
+	}
+	noLeftovers(t, id)
+	if ps := processesIn(inodes); len(ps) > 0 {
+		t.Errorf("processes remain in the run's namespaces: %v", ps)
+	}
+}
+
+// SIGINT cancels the run: cclab tears down on its own and exits.
+func TestInterruptTearsDown(t *testing.T) {
+	bin := buildCclab(t)
+	id := runid.New()
+	cleanAfter(t, id)
+	cmd, stderr := startLongRun(t, bin, id)
+	begin := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if took := time.Since(begin); took > 10*time.Second {
+		t.Fatalf("interrupted run took %v to exit", took)
+	}
+	if err == nil {
+		t.Fatalf("interrupted run exited 0:\n%s", stderr)
+	}
+	noLeftovers(t, id)
+}
+
+// Every shipped experiment parses, finds its topology and generates flows.
+func TestShippedExperimentsPrepare(t *testing.T) {
+	files, _ := filepath.Glob("../../experiments/*.yaml")
+	if len(files) < 5 {
+		t.Fatalf("only %d experiments shipped", len(files))
+	}
+	for _, f := range files {
+		p, err := Prepare(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		t.Logf("%s: %d flows, runs %d, skipped %v", filepath.Base(f), len(p.Variants[0].Flows), len(p.Variants), p.Skipped)
+	}
+}
+
+// probeExtension checks what a run extension sees: the network's
+// namespaces exist at Start, and what Stop returns lands in run.json.
+type probeExtension struct {
+	namespaces, flows int
+	stopped           bool
+}
+
+func (p *probeExtension) Name() string { return "probe" }
+
+func (p *probeExtension) Start(ctx context.Context, env *Env) error {
+	ns, err := cleanup.Namespaces(env.ID)
+	if err != nil {
+		return err
+	}
+	p.namespaces, p.flows = len(ns), len(env.Flows)
+	return os.WriteFile(filepath.Join(env.Dir, "probe.txt"), []byte("hello\n"), 0o644)
+}
+
+func (p *probeExtension) Stop(ctx context.Context) (any, error) {
+	p.stopped = true
+	return map[string]int{"namespaces": p.namespaces, "flows": p.flows}, nil
+}
+
+// A 1000:1 incast through `Run`: 1000 flows open at once on one receiver,
+// every one completes (after the losses a 128 KB buffer forces).
+func TestThousandFlowIncastRun(t *testing.T) {
+	exp := writeExperiment(t, "star-16.yaml", "timeout: 60s\nworkload:\n  - name: incast\n    incast: {dst: h0, fan_in: 1000, size: 10KB}\n")
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, RTTSamples: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	if s := res.Runs[0]; s.OK != 1000 || s.Failed != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	rows := readCSV(t, filepath.Join(res.Dir, "flows.csv"))[1:]
+	var lastStart int64
+	for _, r := range rows {
+		v, _ := strconv.ParseInt(r[9], 10, 64)
+		lastStart = max(lastStart, v)
+	}
+	open := 0
+	for _, r := range rows {
+		start, _ := strconv.ParseInt(r[9], 10, 64)
+		end, _ := strconv.ParseInt(r[10], 10, 64)
+		if start <= lastStart && end >= lastStart {
+			open++
+		}
+	}
+	if open < 900 {
+		t.Fatalf("only %d flows open at once", open)
+	}
+	t.Logf("1000-flow incast: %d open at once, median FCT %v, p99 %v, capture drops %d",
+		open, time.Duration(res.Runs[0].MedianFCTNs), time.Duration(res.Runs[0].P99FCTNs), res.Runs[0].CaptureDrops)
+}
