@@ -148,7 +148,8 @@ func testBulk(t *testing.T, cfg pathConfig) {
 			}
 			if s.Src == p.rcvIP && len(s.Payload) == 0 && s.Flags&pkt.FIN == 0 && raw != nil {
 				o, err := tcopt.Parse(raw)
-				if err != nil || !o.Echo || len(o.Records) != 0 || o.Slots != want {
+				// An echo has no empty slots: 5 bytes without a switch.
+				if err != nil || !o.Echo || len(o.Records) != 0 || o.Slots != 0 {
 					errs = append(errs, fmt.Sprintf("ACK %d: option %x (%v)", s.Ack, raw, err))
 					continue
 				}

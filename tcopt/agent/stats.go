@@ -11,19 +11,20 @@ import (
 
 // Stats are the agent's counters summed over CPUs (tcopt/bpf/agent_stats.h).
 type Stats struct {
-	OptionsWritten uint64 `json:"options_written"` // empty forward options on data skbs
-	EchoesWritten  uint64 `json:"echoes_written"`  // echoes on ACKs
-	ForwardsParsed uint64 `json:"forwards_parsed"` // forward options received and kept
-	EchoesParsed   uint64 `json:"echoes_parsed"`   // echoes decoded into cclab_int_echo
-	Malformed      uint64 `json:"malformed"`       // options of ours ignored whole
-	BadRecords     uint64 `json:"bad_records"`     // echoed records dropped (bad rate code)
-	ReserveFailed  uint64 `json:"reserve_failed"`  // no option space left on a segment
+	OptionsWritten  uint64 `json:"options_written"`  // empty forward options on data skbs
+	EchoesWritten   uint64 `json:"echoes_written"`   // echoes on ACKs
+	ForwardsParsed  uint64 `json:"forwards_parsed"`  // forward options received and kept
+	EchoesParsed    uint64 `json:"echoes_parsed"`    // echoes decoded into cclab_int_echo
+	Malformed       uint64 `json:"malformed"`        // options of ours ignored whole
+	BadRecords      uint64 `json:"bad_records"`      // echoed records dropped (bad rate code)
+	ReserveFailed   uint64 `json:"reserve_failed"`   // no option space left on a segment
+	EchoesTruncated uint64 `json:"echoes_truncated"` // echoes that lost records to SACK blocks
 }
 
 const statsPinName = "int_agent_stats"
 
 func readStats(m *ebpf.Map) (Stats, error) {
-	var sum [7]uint64
+	var sum [8]uint64
 	for i := range sum {
 		var perCPU []uint64
 		if err := m.Lookup(uint32(i), &perCPU); err != nil {
@@ -33,7 +34,7 @@ func readStats(m *ebpf.Map) (Stats, error) {
 			sum[i] += v
 		}
 	}
-	return Stats{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6]}, nil
+	return Stats{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7]}, nil
 }
 
 // RunStats reads the counters of the agent attached for run id, from its

@@ -103,6 +103,54 @@ static __always_inline struct int_fwd *stored_fwd(struct bpf_sock_ops *skops)
 	return bpf_sk_storage_get(&cclab_int_fwd, sk, 0, 0);
 }
 
+/*
+ * An echo carries the forward records without the empty slots: 5 + 7 *
+ * hops bytes. When SACK blocks leave too little room, the last records are
+ * dropped and O set, so the sender still learns the first hops.
+ */
+static __always_inline __u32 fwd_hops(const struct int_fwd *fwd)
+{
+	__u32 hops = fwd->opt[4] & INT_HDR_HOPS_MASK;
+
+	return hops > INT_MAX_HOPS ? INT_MAX_HOPS : hops;
+}
+
+static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
+					 const struct int_fwd *fwd)
+{
+	__u32 hops = fwd_hops(fwd);
+	int k;
+
+	for (k = INT_MAX_HOPS; k >= 0; k--) {
+		if ((__u32)k > hops)
+			continue;
+		if (!bpf_reserve_hdr_opt(skops, INT_OPT_BASE_LEN +
+					 k * INT_REC_LEN, 0))
+			return 0;
+	}
+	return -1;
+}
+
+/* Returns the records dropped (0: all echoed), or -1 when nothing fits. */
+static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf)
+{
+	__u32 hops = buf[4] & INT_HDR_HOPS_MASK;
+	__u8 hdr = buf[4] & ~INT_HDR_HOPS_MASK;
+	int k;
+
+	for (k = INT_MAX_HOPS; k >= 0; k--) {
+		if ((__u32)k > hops)
+			continue;
+		buf[1] = INT_OPT_BASE_LEN + k * INT_REC_LEN;
+		buf[4] = hdr | INT_HDR_ECHO | k |
+			 ((__u32)k < hops ? INT_HDR_OVERFLOW : 0);
+		if (!bpf_store_hdr_opt(skops, buf, INT_OPT_BASE_LEN +
+				       k * INT_REC_LEN, 0))
+			return hops - k;
+	}
+	return -1;
+}
+
 static __always_inline void hdr_opt_len(struct bpf_sock_ops *skops)
 {
 	struct int_fwd *fwd;
@@ -124,7 +172,7 @@ static __always_inline void hdr_opt_len(struct bpf_sock_ops *skops)
 		return;
 	}
 	fwd = stored_fwd(skops);
-	if (fwd && fwd->len && bpf_reserve_hdr_opt(skops, fwd->len, 0))
+	if (fwd && fwd->len && reserve_echo(skops, fwd))
 		count(INT_CNT_RESERVE_FAILED, 1);
 }
 
@@ -143,8 +191,7 @@ static __always_inline void write_hdr_opt(struct bpf_sock_ops *skops)
 {
 	__u8 buf[INT_OPT_MAX_LEN] = {};
 	struct int_fwd *fwd;
-	__u32 len;
-	long payload;
+	long payload, ret;
 
 	if (skops->skb_tcp_flags & TCPHDR_SYN)
 		return;
@@ -161,15 +208,14 @@ static __always_inline void write_hdr_opt(struct bpf_sock_ops *skops)
 		return;
 	}
 	fwd = stored_fwd(skops);
-	if (!fwd)
-		return;
-	len = fwd->len;
-	if (len < INT_OPT_BASE_LEN || len > INT_OPT_MAX_LEN)
+	if (!fwd || !fwd->len)
 		return;
 	__builtin_memcpy(buf, fwd->opt, sizeof(buf));
-	buf[4] |= INT_HDR_ECHO;
-	if (!bpf_store_hdr_opt(skops, buf, len, 0))
+	ret = store_echo(skops, buf);
+	if (ret >= 0)
 		count(INT_CNT_ECHO_WRITTEN, 1);
+	if (ret > 0)
+		count(INT_CNT_ECHO_TRUNCATED, 1);
 }
 
 static __always_inline void parse_echo(struct bpf_sock_ops *skops,

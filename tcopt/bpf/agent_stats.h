@@ -14,6 +14,7 @@ enum int_agent_counter {
 	INT_CNT_MALFORMED,	/* options of ours ignored whole */
 	INT_CNT_BAD_RECORD,	/* records dropped from echoes (bad rate code) */
 	INT_CNT_RESERVE_FAILED,	/* no option space left (e.g. SACK blocks) */
+	INT_CNT_ECHO_TRUNCATED,	/* echoes that lost their last records to SACK */
 	INT_CNT_MAX,
 };
 
