@@ -238,13 +238,16 @@ static __always_inline void parse_echo(struct bpf_sock_ops *skops,
 				   &e->hop[n]) == 0)
 			n++;
 	}
+	if (hops > n)
+		count(INT_CNT_BAD_RECORD, hops - n);
+	/* Records that are all invalid tell nothing: keep the last echo. */
+	if (hops && !n)
+		return;
 	e->nhops = n;
 	e->flags = buf[4] & INT_HDR_OVERFLOW;
 	e->arrived_ns = bpf_ktime_get_ns();
 	e->count++;
 	count(INT_CNT_ECHO_PARSED, 1);
-	if (hops > n)
-		count(INT_CNT_BAD_RECORD, hops - n);
 }
 
 static __always_inline void parse_hdr_opt(struct bpf_sock_ops *skops)
