@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +38,12 @@ func attach(t *testing.T) (*Agent, runid.ID) {
 		}
 	})
 	return a, id
+}
+
+// ours: a segment of one of the n measured connections (ports 5010...).
+func ours(sport, dport uint16, n int) bool {
+	in := func(p uint16) bool { return p >= 5010 && int(p) < 5010+n }
+	return in(sport) || in(dport)
 }
 
 func monotonicNs() uint64 {
@@ -101,15 +108,22 @@ func testBulk(t *testing.T, cfg pathConfig) {
 		t.Fatal(err)
 	}
 
-	ln := listen(t, p.rcv, p.rcvIP, 5010)
-	sink := sinkOne(ln)
-	c := dial(t, p.snd, p.rcvIP, 5010)
-	d, err := send(ctx, c, bulkSize, sink)
-	if err != nil {
-		t.Fatalf("transfer with the option: %v", err)
+	// Other tests share the 2 cores: a slow attempt is retried (on a new
+	// connection) before it counts as not full speed.
+	var conns []*net.TCPConn
+	var d time.Duration
+	for i := 0; i < 3 && (i == 0 || d > 2*base+200*time.Millisecond); i++ {
+		ln := listen(t, p.rcv, p.rcvIP, 5010+i)
+		sink := sinkOne(ln)
+		c := dial(t, p.snd, p.rcvIP, 5010+i)
+		conns = append(conns, c)
+		var err error
+		if d, err = send(ctx, c, bulkSize, sink); err != nil {
+			t.Fatalf("transfer with the option: %v", err)
+		}
+		t.Logf("%d MB: %v with the agent (%.0f Mbit/s), %v without (%.0f Mbit/s)",
+			bulkSize>>20, d, bulkSize*8/d.Seconds()/1e6, base, bulkSize*8/base.Seconds()/1e6)
 	}
-	t.Logf("%d MB: %v with the agent (%.0f Mbit/s), %v without (%.0f Mbit/s)",
-		bulkSize>>20, d, bulkSize*8/d.Seconds()/1e6, base, bulkSize*8/base.Seconds()/1e6)
 	if d > 2*base+200*time.Millisecond {
 		t.Errorf("transfer with the option took %v, without %v: not full speed", d, base)
 	}
@@ -124,7 +138,7 @@ func testBulk(t *testing.T, cfg pathConfig) {
 		echoes, data, mtu, fwd = 0, 0, 0, 0
 		for _, f := range frames {
 			s, err := pkt.Parse(f.IP())
-			if err != nil || s.Flags&pkt.SYN != 0 || (s.SPort != 5010 && s.DPort != 5010) {
+			if err != nil || s.Flags&pkt.SYN != 0 || !ours(s.SPort, s.DPort, len(conns)) {
 				continue
 			}
 			raw := tcopt.Find(s.Options)
@@ -161,37 +175,50 @@ func testBulk(t *testing.T, cfg pathConfig) {
 	var st Stats
 	var e Echo
 	var ok bool
-	// Wait for the last ACKs to reach the sender.
+	// Wait for the last ACKs to reach the sender: the sockets' echo counts
+	// add up to the echoes parsed.
 	var last uint64
-	err = capt.Wait(ctx, func([]pkt.Frame) bool {
+	err := capt.Wait(ctx, func([]pkt.Frame) bool {
 		st, _ = a.Stats()
-		e, ok, _ = a.Echo(fdOf(t, c))
-		settled := ok && st.EchoesParsed > 0 && st.EchoesParsed == last && uint64(e.Count) == st.EchoesParsed
+		var sum uint64
+		ok = true
+		for _, c := range conns {
+			var has bool
+			e, has, _ = a.Echo(fdOf(t, c))
+			ok = ok && has
+			sum += uint64(e.Count)
+		}
+		settled := ok && st.EchoesParsed > 0 && st.EchoesParsed == last && sum == st.EchoesParsed
 		last = st.EchoesParsed
 		time.Sleep(50 * time.Millisecond)
 		return settled
 	})
 	if err != nil {
-		t.Fatalf("echoes written %d, parsed %d, storage %+v (%v)", st.EchoesWritten, st.EchoesParsed, e, ok)
+		t.Fatalf("echoes written %d, parsed %d, storage of the last socket %+v (%v)", st.EchoesWritten, st.EchoesParsed, e, ok)
 	}
 	capt.Close()
+	if err := capt.Err(); err != nil {
+		t.Fatal(err)
+	}
 	frames := capt.Frames()
 	if errs := checkFrames(frames); len(errs) > 0 {
 		t.Errorf("%d problems in %d frames, first: %v", len(errs), len(frames), errs[:min(5, len(errs))])
 	}
-	t.Logf("stats %+v; captured %d data packets (%d MTU-sized, %d with the forward option), %d echoes",
-		st, data, mtu, fwd, echoes)
+	t.Logf("stats %+v; captured %d data packets (%d MTU-sized, %d with the forward option), %d echoes, capture dropped %d frames",
+		st, data, mtu, fwd, echoes, capt.Drops())
 	if cfg.tso {
 		// Whole TSO skbs cross the veth: no MTU to check here.
 		if data == 0 || fwd != data {
 			t.Errorf("%d of %d TSO skbs carry the forward option", fwd, data)
 		}
 	} else {
-		if data < bulkSize/1500 {
-			t.Errorf("captured %d data packets for %d bytes", data, bulkSize)
+		// Every frame is either checked or counted as lost to the capture.
+		if data == 0 || data+capt.Drops() < len(conns)*bulkSize/1500 {
+			t.Errorf("captured %d data packets (%d frames lost) for %d bytes", data, capt.Drops(), bulkSize)
 		}
-		if mtu < data*9/10 {
-			t.Errorf("only %d of %d data packets are MTU-sized", mtu, data)
+		// Segments are MTU-sized but for the tail of each skb.
+		if uint64(data-mtu) > st.OptionsWritten {
+			t.Errorf("only %d of %d data packets are MTU-sized, from %d skbs", mtu, data, st.OptionsWritten)
 		}
 	}
 	if echoes == 0 || uint64(echoes) > st.EchoesWritten {

@@ -27,6 +27,8 @@ type Capture struct {
 	frames []Frame
 	done   chan struct{}
 	stop   chan struct{}
+	err    error  // why the capture ended early
+	drops  uint32 // frames the kernel dropped for want of buffer
 }
 
 // Listen starts capturing on ifname in the calling thread's namespace,
@@ -51,7 +53,10 @@ func Listen(ifname string, snap int) (*Capture, error) {
 		return nil, fmt.Errorf("capture %s: timeout: %w", ifname, err)
 	}
 	// Room for bursts while the reader competes for the CPU.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 256<<20); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("capture %s: buffer: %w", ifname, err)
+	}
 	c := &Capture{fd: fd, done: make(chan struct{}), stop: make(chan struct{})}
 	go c.loop(snap)
 	return c, nil
@@ -62,17 +67,31 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 func (c *Capture) loop(snap int) {
 	defer close(c.done)
 	buf := make([]byte, 65536+64)
+	stopping := false
 	for {
-		select {
-		case <-c.stop:
-			return
-		default:
+		flags := unix.MSG_TRUNC
+		if !stopping {
+			select {
+			case <-c.stop:
+				// Drain what the kernel already queued, then stop.
+				stopping = true
+			default:
+			}
 		}
-		n, from, err := unix.Recvfrom(c.fd, buf, unix.MSG_TRUNC)
+		if stopping {
+			flags |= unix.MSG_DONTWAIT
+		}
+		n, from, err := unix.Recvfrom(c.fd, buf, flags)
 		if err != nil {
+			if errors.Is(err, unix.EAGAIN) && stopping {
+				return
+			}
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 				continue
 			}
+			c.mu.Lock()
+			c.err = fmt.Errorf("capture: %w", err)
+			c.mu.Unlock()
 			return
 		}
 		keep := n
@@ -121,7 +140,28 @@ func (c *Capture) Close() {
 	}
 	close(c.stop)
 	<-c.done
+	// Reading the statistics resets them: read once, at the end.
+	if st, err := unix.GetsockoptTpacketStats(c.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+		c.mu.Lock()
+		c.drops = st.Drops
+		c.mu.Unlock()
+	}
 	unix.Close(c.fd)
+}
+
+// Err is why the capture stopped before Close, if it did.
+func (c *Capture) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Drops is the number of frames the kernel could not queue to the
+// capture (known after Close): a busy machine loses some.
+func (c *Capture) Drops() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int(c.drops)
 }
 
 // IP returns the IPv4 packet inside an Ethernet frame, or nil.
