@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,6 +204,7 @@ func testBulk(t *testing.T, cfg pathConfig) {
 		t.Fatal(err)
 	}
 	frames := capt.Frames()
+	checkPcap(t, frames, cfg)
 	if errs := checkFrames(frames); len(errs) > 0 {
 		t.Errorf("%d problems in %d frames, first: %v", len(errs), len(frames), errs[:min(5, len(errs))])
 	}
@@ -245,5 +249,60 @@ func testBulk(t *testing.T, cfg pathConfig) {
 	}
 	if now := monotonicNs(); e.ArrivedNs > now || now-e.ArrivedNs > uint64(time.Minute) {
 		t.Errorf("echo arrived at %d ns, now %d", e.ArrivedNs, now)
+	}
+}
+
+// checkPcap runs tshark, with and without tcopt/cclab_int.lua, on the first
+// frames the kernel sent: every data packet shows an empty forward option,
+// every pure ACK an echo, and nothing is malformed.
+func checkPcap(t *testing.T, frames []pkt.Frame, cfg pathConfig) {
+	t.Helper()
+	var sel []pkt.Frame
+	for _, f := range frames {
+		if s, err := pkt.Parse(f.IP()); err == nil && ours(s.SPort, s.DPort, 3) && len(sel) < 400 {
+			sel = append(sel, f)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bulk.pcap")
+	if err := pkt.WritePcap(path, sel); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("tshark", "-r", path, "-V").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	if i := bytes.Index(out, []byte("Malformed")); i >= 0 {
+		t.Errorf("plain tshark: %s", out[max(0, i-300):i+100])
+	}
+	if !bytes.Contains(out, []byte("Experiment Identifier: Unknown (0xcc1a)")) {
+		t.Errorf("plain tshark does not show the option with ExID 0xcc1a")
+	}
+	out, err = exec.Command("tshark", "-X", "lua_script:../cclab_int.lua", "-r", path,
+		"-Y", "!(tcp.flags.syn == 1) && !(tcp.flags.fin == 1)",
+		"-T", "fields", "-e", "tcp.len", "-e", "cclab_int.echo", "-e", "cclab_int.hops", "-e", "cclab_int.slots").Output()
+	if err != nil {
+		t.Fatalf("tshark with the dissector: %v", err)
+	}
+	slots := "5"
+	if cfg.timestamps {
+		slots = "3"
+	}
+	var data, acks int
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(l, "\t")
+		switch {
+		case len(f) == 4 && f[0] != "0" && f[1] == "0" && f[2] == "0" && f[3] == slots:
+			data++
+		case len(f) == 4 && f[0] == "0" && f[1] == "1" && f[2] == "0" && f[3] == "0":
+			acks++
+		case len(f) == 4 && f[0] == "0" && f[1] == "":
+			// the first ACKs, before any data arrived, have nothing to echo
+		default:
+			t.Errorf("tshark with the dissector shows %q", l)
+			return
+		}
+	}
+	if data == 0 || acks == 0 {
+		t.Errorf("tshark with the dissector shows %d data packets and %d echoes", data, acks)
 	}
 }
