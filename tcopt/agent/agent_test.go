@@ -244,6 +244,9 @@ func testBulk(t *testing.T, cfg pathConfig) {
 	if st.Malformed != 0 || st.BadRecords != 0 || st.ReserveFailed > st.EchoesWritten/10 {
 		t.Errorf("stats %+v for %d data packets with the option", st, fwd)
 	}
+	if rs, err := RunStats(id); err != nil || rs != st {
+		t.Errorf("RunStats = %+v (%v), want %+v", rs, err, st)
+	}
 	if e.NHops != 0 || e.Flags != 0 {
 		t.Errorf("echo without a switch: %+v", e)
 	}
@@ -304,5 +307,36 @@ func checkPcap(t *testing.T, frames []pkt.Frame, cfg pathConfig) {
 	}
 	if data == 0 || acks == 0 {
 		t.Errorf("tshark with the dissector shows %d data packets and %d echoes", data, acks)
+	}
+}
+
+// TestAttachRefusals: a bad run id is refused, and a second agent for a run
+// that has one fails without disturbing the first.
+func TestAttachRefusals(t *testing.T) {
+	if _, err := Attach(context.Background(), "Bad-ID", Options{}); err == nil {
+		t.Fatal("Attach accepted a bad run id")
+	}
+	a, id := attach(t)
+	if _, err := Attach(context.Background(), id, Options{EchoPinDir: filepath.Join(id.BPFDir(), "cc")}); err == nil {
+		t.Fatal("second Attach for the same run succeeded")
+	}
+	for _, p := range []string{a.Cgroup(), filepath.Join(id.BPFDir(), linkPinName), filepath.Join(id.BPFDir(), statsPinName)} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the failed Attach removed the first agent's %s", p)
+		}
+	}
+	ids, err := Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range ids {
+		found = found || r == id
+	}
+	if !found {
+		t.Fatalf("Runs() = %v lacks %s", ids, id)
+	}
+	if _, err := a.Stats(); err != nil {
+		t.Fatal(err)
 	}
 }

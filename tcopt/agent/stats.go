@@ -48,3 +48,19 @@ func RunStats(id runid.ID) (Stats, error) {
 	defer m.Close()
 	return readStats(m)
 }
+
+// Runs lists the runs with an INT agent attached (a pinned counter map).
+func Runs() ([]runid.ID, error) {
+	paths, err := filepath.Glob(filepath.Join(runid.BPFRoot, runid.Mark+"*", statsPinName))
+	if err != nil {
+		return nil, fmt.Errorf("list INT agents: %w", err)
+	}
+	var ids []runid.ID
+	for _, p := range paths {
+		name := filepath.Base(filepath.Dir(p))
+		if id, err := runid.Parse(name[len(runid.Mark):]); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
