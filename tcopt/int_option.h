@@ -135,9 +135,10 @@ static inline int int_opt_slots(__u8 len)
 {
 	if (len < INT_OPT_BASE_LEN || len > INT_OPT_MAX_LEN)
 		return -1;
-	if ((len - INT_OPT_BASE_LEN) % INT_REC_LEN)
+	/* Unsigned: BPF has no signed division (len >= base here). */
+	if ((__u32)(len - INT_OPT_BASE_LEN) % INT_REC_LEN)
 		return -1;
-	return (len - INT_OPT_BASE_LEN) / INT_REC_LEN;
+	return (__u32)(len - INT_OPT_BASE_LEN) / INT_REC_LEN;
 }
 
 #endif /* CCLAB_INT_OPTION_H */
