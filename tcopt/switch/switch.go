@@ -204,3 +204,16 @@ func (s *Switch) readStates() ([]switchbpfPortState, error) {
 	}
 	return vals, nil
 }
+
+// TracepointMisses is how many times the kernel skipped the qdisc-drop
+// tracepoint program because it was already running on the CPU (BPF
+// recursion protection). Each miss is a drop the queue accounting did not
+// see, leaving the measured queue too long by that packet for good; a run
+// reports it as a health figure (0 in every test so far).
+func (s *Switch) TracepointMisses() (uint64, error) {
+	st, err := s.objs.IntSwitchDrop.Stats()
+	if err != nil {
+		return 0, fmt.Errorf("qdisc drop program stats: %w", err)
+	}
+	return st.RecursionMisses, nil
+}
