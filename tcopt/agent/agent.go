@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -165,6 +167,26 @@ func (a *Agent) AddProcess(pid int) error {
 	}
 	if _, seen := a.moved[pid]; !seen {
 		a.moved[pid] = orig
+	}
+	return nil
+}
+
+// Start starts cmd as a new process inside the run's cgroup (clone3 with
+// CLONE_INTO_CGROUP), so that every socket it opens carries the option:
+// for flow programs such as iperf3. The caller waits for it as usual.
+func (a *Agent) Start(cmd *exec.Cmd) error {
+	dir, err := os.Open(a.cgroup)
+	if err != nil {
+		return fmt.Errorf("start %s in cgroup: %w", cmd.Path, err)
+	}
+	defer dir.Close()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD = true
+	cmd.SysProcAttr.CgroupFD = int(dir.Fd())
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s in cgroup %s: %w", cmd.Path, a.cgroup, err)
 	}
 	return nil
 }
