@@ -39,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		newTopoCmd(),
 		newCleanCmd(),
 		newRunCmd(),
+		newIntCmd(),
 	)
 	return root
 }
