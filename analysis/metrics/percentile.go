@@ -26,13 +26,13 @@ func Percentile(sorted []float64, p float64) float64 {
 
 // Summary describes a set of values with the percentiles the papers use.
 type Summary struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p99_9"`
-	Max  float64 `json:"max"`
+	N    int `json:"n"`
+	Mean Num `json:"mean"`
+	P50  Num `json:"p50"`
+	P95  Num `json:"p95"`
+	P99  Num `json:"p99"`
+	P999 Num `json:"p99_9"`
+	Max  Num `json:"max"`
 }
 
 // Summarize sorts a copy of values and summarises it.
@@ -41,7 +41,7 @@ func Summarize(values []float64) Summary {
 	sort.Float64s(s)
 	out := Summary{N: len(s)}
 	if len(s) == 0 {
-		nan := math.NaN()
+		nan := Num(math.NaN())
 		out.Mean, out.P50, out.P95, out.P99, out.P999, out.Max = nan, nan, nan, nan, nan, nan
 		return out
 	}
@@ -49,9 +49,9 @@ func Summarize(values []float64) Summary {
 	for _, v := range s {
 		sum += v
 	}
-	out.Mean = sum / float64(len(s))
-	out.P50, out.P95 = Percentile(s, 50), Percentile(s, 95)
-	out.P99, out.P999 = Percentile(s, 99), Percentile(s, 99.9)
-	out.Max = s[len(s)-1]
+	out.Mean = Num(sum / float64(len(s)))
+	out.P50, out.P95 = Num(Percentile(s, 50)), Num(Percentile(s, 95))
+	out.P99, out.P999 = Num(Percentile(s, 99)), Num(Percentile(s, 99.9))
+	out.Max = Num(s[len(s)-1])
 	return out
 }

@@ -36,7 +36,7 @@ func TestWindowsAndJain(t *testing.T) {
 		if i >= 5 {
 			want, flows = 1.0/3, 3
 		}
-		if p.Flows != flows || math.Abs(p.Index-want) > 1e-12 {
+		if p.Flows != flows || math.Abs(p.Index.F()-want) > 1e-12 {
 			t.Errorf("window %d: %+v, want %d flows index %v", i, p, flows, want)
 		}
 	}

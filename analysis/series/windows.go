@@ -112,7 +112,7 @@ type Interval struct{ Start, End int64 }
 type JainPoint struct {
 	T     time.Duration `json:"t_ns"`
 	Flows int           `json:"flows"`
-	Index float64       `json:"index"` // NaN when no flow moved a byte
+	Index metrics.Num   `json:"index"` // NaN when no flow moved a byte
 }
 
 // Jain computes the index per window over the flows in group whose active
@@ -141,7 +141,7 @@ func Jain[K comparable](w *Windows[K], group map[K]Interval) []JainPoint {
 		if len(shares) < 2 {
 			continue
 		}
-		out = append(out, JainPoint{T: time.Duration(i) * w.Width, Flows: len(shares), Index: metrics.Jain(shares)})
+		out = append(out, JainPoint{T: time.Duration(i) * w.Width, Flows: len(shares), Index: metrics.Num(metrics.Jain(shares))})
 	}
 	return out
 }
