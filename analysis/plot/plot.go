@@ -1,0 +1,119 @@
+// Package plot draws the analysis figures with gonum/plot, in PNG and SVG.
+// It takes plain series; what to plot is the report's business.
+package plot
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one named line or set of points.
+type Series struct {
+	Name   string
+	X, Y   []float64
+	Dashed bool
+}
+
+// Chart is one figure.
+type Chart struct {
+	Title, XLabel, YLabel string
+	LogX, LogY            bool
+	Points                bool // markers only, no lines
+	YMin, YMax            float64
+	Series                []Series
+}
+
+// palette is colour-blind friendly (Okabe-Ito) and distinct in print.
+var palette = []color.RGBA{
+	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
+}
+
+// Color is the i-th colour of the palette.
+func Color(i int) color.RGBA { return palette[i%len(palette)] }
+
+// Render draws c as format ("png" or "svg") at the given size in inches.
+func Render(c Chart, format string, width, height float64) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	if c.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if c.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	drawn := 0
+	for i, s := range c.Series {
+		xy := make(plotter.XYs, 0, len(s.X))
+		for j := range s.X {
+			x, y := s.X[j], s.Y[j]
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) ||
+				(c.LogX && x <= 0) || (c.LogY && y <= 0) {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: x, Y: y})
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		drawn++
+		col := Color(i)
+		if c.Points {
+			sc, err := plotter.NewScatter(xy)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+			}
+			sc.GlyphStyle.Color = col
+			sc.GlyphStyle.Radius = vg.Points(2.5)
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			p.Add(sc)
+			p.Legend.Add(s.Name, sc)
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+		}
+		l.LineStyle.Color = col
+		l.LineStyle.Width = vg.Points(1.5)
+		if s.Dashed {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	if drawn == 0 {
+		return nil, fmt.Errorf("plot %q: no data", c.Title)
+	}
+	if c.YMax > c.YMin {
+		p.Y.Min, p.Y.Max = c.YMin, c.YMax
+	}
+	wt, err := p.WriterTo(vg.Length(width)*vg.Inch, vg.Length(height)*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	return buf.Bytes(), nil
+}

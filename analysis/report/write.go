@@ -1,0 +1,108 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Outputs lists the files Write creates, relative to its directory.
+type Outputs struct {
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
+}
+
+// Write puts the analysis in dir: summary.json, one CSV per table, every
+// figure as PNG and SVG under figures/, report.md and report.html. Files
+// are written to a temporary name and renamed, so a failed write leaves no
+// half file behind.
+func Write(a *Analysis, dir string) (*Outputs, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	out := &Outputs{Dir: dir}
+	put := func(name string, b []byte) error {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		if err := os.Rename(p+".tmp", p); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		out.Files = append(out.Files, name)
+		return nil
+	}
+	js, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	if err := put("summary.json", append(js, '\n')); err != nil {
+		return nil, err
+	}
+	tables := map[string]Table{
+		"flows.csv": a.FlowTable(), "slowdown_fixed_bins.csv": a.BinTable(false), "slowdown_equal_bins.csv": a.BinTable(true),
+		"slowdown_classes.csv": a.ClassTable(), "fairness.csv": a.FairnessTable(), "jain.csv": a.JainTable(),
+		"convergence.csv": a.ConvergenceTable(), "throughput.csv": a.ThroughputTable(), "links.csv": a.LinkTable(),
+		"queues_summary.csv": a.QueueTable(), "mismatches.csv": a.MismatchTable(),
+	}
+	for _, name := range sortedKeys(tables) {
+		b, err := tables[name].CSV()
+		if err != nil {
+			return nil, err
+		}
+		if err := put(name, b); err != nil {
+			return nil, err
+		}
+	}
+	figs, err := a.Figures()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range figs {
+		if err := put(filepath.Join("figures", f.Name+".png"), f.PNG); err != nil {
+			return nil, err
+		}
+		if err := put(filepath.Join("figures", f.Name+".svg"), f.SVG); err != nil {
+			return nil, err
+		}
+	}
+	if err := put("report.md", a.Markdown(figs)); err != nil {
+		return nil, err
+	}
+	if err := put("report.html", a.HTML(figs)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CSV renders the table with its header.
+func (t Table) CSV() ([]byte, error) {
+	var b writerBuf
+	w := csv.NewWriter(&b)
+	if err := w.Write(t.Header); err != nil {
+		return nil, err
+	}
+	if err := w.WriteAll(t.Rows); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Title, err)
+	}
+	return b.b, nil
+}
+
+type writerBuf struct{ b []byte }
+
+func (w *writerBuf) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
