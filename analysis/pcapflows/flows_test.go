@@ -2,6 +2,7 @@ package pcapflows
 
 import (
 	"bytes"
+	"cclab/analysis/internal/synth"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -21,8 +22,8 @@ func read(t *testing.T, b []byte) *Capture {
 }
 
 func TestExactFCTWithHandshake(t *testing.T) {
-	ps, fct := transfer(0, 40000, 1000, 5000, 10_000, 1460, 10*time.Microsecond, 25*time.Microsecond)
-	c := read(t, writePcap(t, ps))
+	ps, fct := synth.Transfer(0, 40000, 1000, 5000, 10_000, 1460, 10*time.Microsecond, 25*time.Microsecond)
+	c := read(t, synth.WritePcap(t, ps))
 	if len(c.Flows) != 1 {
 		t.Fatalf("%d flows, want 1", len(c.Flows))
 	}
@@ -43,43 +44,43 @@ func TestExactFCTWithHandshake(t *testing.T) {
 
 func TestSequenceWraparound(t *testing.T) {
 	// The ISN is 3000 bytes below 2^32: the data crosses the wrap.
-	ps, fct := transfer(0, 40001, 0xffffffff-3000, 0xfffffff0, 20_000, 1000, 5*time.Microsecond, 7*time.Microsecond)
-	f := read(t, writePcap(t, ps)).Flows[0]
+	ps, fct := synth.Transfer(0, 40001, 0xffffffff-3000, 0xfffffff0, 20_000, 1000, 5*time.Microsecond, 7*time.Microsecond)
+	f := read(t, synth.WritePcap(t, ps)).Flows[0]
 	if f.Status != StatusComplete || f.FCT != fct || f.Bytes != 20_000 || f.Retransmits != 0 {
 		t.Fatalf("flow %+v, want 20000 bytes complete in %v", f, fct)
 	}
 }
 
 func TestRetransmissionsAndHeadersOnly(t *testing.T) {
-	ps, _ := transfer(0, 40002, 7, 9, 4000, 1000, 10*time.Microsecond, 30*time.Microsecond)
+	ps, _ := synth.Transfer(0, 40002, 7, 9, 4000, 1000, 10*time.Microsecond, 30*time.Microsecond)
 	// Resend the second segment late; its ACK is the last one needed.
-	var second pkt
+	var second synth.Pkt
 	for _, p := range ps {
-		if p.payload > 0 && p.seq == 7+1+1000 {
+		if p.Payload > 0 && p.Seq == 7+1+1000 {
 			second = p
 		}
 	}
 	for i := range ps {
-		ps[i].headerOnly = true
+		ps[i].HeaderOnly = true
 		// Drop the ACKs covering bytes 1001..: the receiver waits for the resend.
-		if ps[i].src == hostB && ps[i].flags == flagACK && ps[i].ack > 7+1+1000 {
-			ps[i].ack = 7 + 1 + 1000
+		if ps[i].Src == synth.HostB && ps[i].Flags == flagACK && ps[i].Ack > 7+1+1000 {
+			ps[i].Ack = 7 + 1 + 1000
 		}
 	}
 	re := second
-	re.at = time.Millisecond
-	re.headerOnly = true
-	final := pkt{at: time.Millisecond + 30*time.Microsecond, src: hostB, dst: hostA, sport: 80, dport: 40002, seq: 10, ack: 7 + 1 + 4000, flags: flagACK}
-	fin := pkt{at: time.Millisecond + 40*time.Microsecond, src: hostA, dst: hostB, sport: 40002, dport: 80, seq: 7 + 1 + 4000, ack: 10, flags: flagFIN | flagACK}
+	re.At = time.Millisecond
+	re.HeaderOnly = true
+	final := synth.Pkt{At: time.Millisecond + 30*time.Microsecond, Src: synth.HostB, Dst: synth.HostA, Sport: 80, Dport: 40002, Seq: 10, Ack: 7 + 1 + 4000, Flags: flagACK}
+	fin := synth.Pkt{At: time.Millisecond + 40*time.Microsecond, Src: synth.HostA, Dst: synth.HostB, Sport: 40002, Dport: 80, Seq: 7 + 1 + 4000, Ack: 10, Flags: flagFIN | flagACK}
 	// Remove the original FIN exchange so the close comes after the resend.
-	var kept []pkt
+	var kept []synth.Pkt
 	for _, p := range ps {
-		if p.flags&flagFIN == 0 && !(p.src == hostA && p.payload == 0 && p.seq == 7+1+4000+1) {
+		if p.Flags&flagFIN == 0 && !(p.Src == synth.HostA && p.Payload == 0 && p.Seq == 7+1+4000+1) {
 			kept = append(kept, p)
 		}
 	}
 	kept = append(kept, re, final, fin)
-	c := read(t, writePcap(t, kept))
+	c := read(t, synth.WritePcap(t, kept))
 	f := c.Flows[0]
 	want := time.Millisecond + 30*time.Microsecond
 	if f.Status != StatusComplete || f.FCT != want {
@@ -91,28 +92,28 @@ func TestRetransmissionsAndHeadersOnly(t *testing.T) {
 }
 
 func TestMidFlowCaptureStartsAtFirstData(t *testing.T) {
-	ps, _ := transfer(0, 40003, 100, 200, 10_000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	ps, _ := synth.Transfer(0, 40003, 100, 200, 10_000, 1000, 10*time.Microsecond, 20*time.Microsecond)
 	// Drop everything before the third data segment.
-	var cut []pkt
+	var cut []synth.Pkt
 	var firstData time.Duration = -1
 	dataSeen := 0
 	for _, p := range ps {
-		if p.src == hostA && p.payload > 0 {
+		if p.Src == synth.HostA && p.Payload > 0 {
 			dataSeen++
 		}
 		if dataSeen < 3 {
 			continue
 		}
 		if firstData < 0 {
-			firstData = p.at
+			firstData = p.At
 		}
 		cut = append(cut, p)
 	}
-	f := read(t, writePcap(t, cut)).Flows[0]
+	f := read(t, synth.WritePcap(t, cut)).Flows[0]
 	var lastAck time.Duration
 	for _, p := range cut {
-		if p.src == hostB && p.ack == 100+1+10_000 && p.flags == flagACK {
-			lastAck = p.at
+		if p.Src == synth.HostB && p.Ack == 100+1+10_000 && p.Flags == flagACK {
+			lastAck = p.At
 		}
 	}
 	if f.HandshakeSeen || f.Status != StatusComplete || f.FCT != lastAck-firstData || f.Bytes != 8000 {
@@ -124,9 +125,9 @@ func TestMidFlowCaptureStartsAtFirstData(t *testing.T) {
 }
 
 func TestPortReuseSplitsFlows(t *testing.T) {
-	p1, fct1 := transfer(0, 40004, 1000, 2000, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	p2, fct2 := transfer(time.Millisecond, 40004, 900000, 1, 5000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	c := read(t, writePcap(t, append(p1, p2...)))
+	p1, fct1 := synth.Transfer(0, 40004, 1000, 2000, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	p2, fct2 := synth.Transfer(time.Millisecond, 40004, 900000, 1, 5000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	c := read(t, synth.WritePcap(t, append(p1, p2...)))
 	if len(c.Flows) != 2 {
 		t.Fatalf("%d flows, want 2", len(c.Flows))
 	}
@@ -136,32 +137,32 @@ func TestPortReuseSplitsFlows(t *testing.T) {
 }
 
 func TestUnackedAndOpenFlowsHaveNoFCT(t *testing.T) {
-	ps, _ := transfer(0, 40005, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	var noLastAck, noFin []pkt
+	ps, _ := synth.Transfer(0, 40005, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	var noLastAck, noFin []synth.Pkt
 	for _, p := range ps {
-		if p.flags&flagFIN == 0 && !(p.src == hostA && p.payload == 0 && p.seq > 3000) {
+		if p.Flags&flagFIN == 0 && !(p.Src == synth.HostA && p.Payload == 0 && p.Seq > 3000) {
 			noFin = append(noFin, p)
 		}
-		if !(p.src == hostB && p.ack >= 3001) {
+		if !(p.Src == synth.HostB && p.Ack >= 3001) {
 			noLastAck = append(noLastAck, p)
 		}
 	}
-	if f := read(t, writePcap(t, noLastAck)).Flows[0]; f.Status != StatusIncomplete || f.FCT != 0 || f.End != 0 {
+	if f := read(t, synth.WritePcap(t, noLastAck)).Flows[0]; f.Status != StatusIncomplete || f.FCT != 0 || f.End != 0 {
 		t.Fatalf("flow without the last ACK: %+v", f)
 	}
-	if f := read(t, writePcap(t, noFin)).Flows[0]; f.Status != StatusOpen || f.FCT != 0 {
+	if f := read(t, synth.WritePcap(t, noFin)).Flows[0]; f.Status != StatusOpen || f.FCT != 0 {
 		t.Fatalf("flow without FIN: %+v", f)
 	}
 }
 
 func TestPcapngGivesTheSameFlows(t *testing.T) {
-	var ps []pkt
+	var ps []synth.Pkt
 	for i := range 5 {
-		p, _ := transfer(time.Duration(i)*100*time.Microsecond, uint16(41000+i), uint32(i*77777), 5, 2000*(i+1), 1460, 3*time.Microsecond, 11*time.Microsecond)
+		p, _ := synth.Transfer(time.Duration(i)*100*time.Microsecond, uint16(41000+i), uint32(i*77777), 5, 2000*(i+1), 1460, 3*time.Microsecond, 11*time.Microsecond)
 		ps = append(ps, p...)
 	}
-	a := read(t, writePcap(t, append([]pkt(nil), ps...)))
-	b := read(t, writePcapng(t, ps))
+	a := read(t, synth.WritePcap(t, append([]synth.Pkt(nil), ps...)))
+	b := read(t, synth.WritePcapng(t, ps))
 	if b.Format != "pcapng" || a.Format != "pcap" || len(a.Flows) != 5 || len(b.Flows) != 5 {
 		t.Fatalf("formats %s/%s flows %d/%d", a.Format, b.Format, len(a.Flows), len(b.Flows))
 	}
@@ -173,8 +174,8 @@ func TestPcapngGivesTheSameFlows(t *testing.T) {
 }
 
 func TestBadInputIsAClearError(t *testing.T) {
-	ps, _ := transfer(0, 40006, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	good := writePcap(t, ps)
+	ps, _ := synth.Transfer(0, 40006, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	good := synth.WritePcap(t, ps)
 	// Offsets of the records: 24-byte file header, 16-byte record headers.
 	var offsets []int64
 	for off := int64(24); off < int64(len(good)); {
@@ -210,10 +211,10 @@ func TestBadInputIsAClearError(t *testing.T) {
 }
 
 func TestObserverSeesNewBytes(t *testing.T) {
-	ps, _ := transfer(0, 40007, 1, 1, 5000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	ps, _ := synth.Transfer(0, 40007, 1, 1, 5000, 1000, 10*time.Microsecond, 20*time.Microsecond)
 	ps = append(ps, ps[5]) // duplicate a data segment at its own time
 	var newBytes, payload uint64
-	_, err := Read(context.Background(), bytes.NewReader(writePcap(t, ps)), Options{Observe: func(p *Packet) {
+	_, err := Read(context.Background(), bytes.NewReader(synth.WritePcap(t, ps)), Options{Observe: func(p *Packet) {
 		newBytes += uint64(p.NewBytes)
 		payload += uint64(p.PayloadLen)
 	}})
@@ -226,9 +227,9 @@ func TestObserverSeesNewBytes(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	ps, _ := transfer(0, 40008, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	f.Add(writePcap(f, append([]pkt(nil), ps...)))
-	f.Add(writePcapng(f, ps))
+	ps, _ := synth.Transfer(0, 40008, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	f.Add(synth.WritePcap(f, append([]synth.Pkt(nil), ps...)))
+	f.Add(synth.WritePcapng(f, ps))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Read(context.Background(), bytes.NewReader(b), Options{})
 		if err != nil {

@@ -2,6 +2,7 @@ package pcapflows
 
 import (
 	"bufio"
+	"cclab/analysis/internal/synth"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -51,35 +52,35 @@ func writeLoad(tb testing.TB, path string, n, conc int) int {
 		next(&cs[i])
 	}
 	rec := make([]byte, 16)
-	ts := epoch0.UnixNano()
+	ts := synth.Epoch0.UnixNano()
 	for written := 0; written < n; {
 		for i := range cs {
 			if written == n {
 				break
 			}
 			c := &cs[i]
-			p := pkt{src: c.src, dst: hostB, sport: c.sport, dport: 5001}
+			p := synth.Pkt{Src: c.src, Dst: synth.HostB, Sport: c.sport, Dport: 5001}
 			isnB := uint32(77)
 			switch s := c.step; {
 			case s == 0:
-				p.seq, p.flags = c.seq, flagSYN
+				p.Seq, p.Flags = c.seq, flagSYN
 			case s == 1:
-				p.src, p.dst, p.sport, p.dport = hostB, c.src, 5001, c.sport
-				p.seq, p.ack, p.flags = isnB, c.seq+1, flagSYN|flagACK
+				p.Src, p.Dst, p.Sport, p.Dport = synth.HostB, c.src, 5001, c.sport
+				p.Seq, p.Ack, p.Flags = isnB, c.seq+1, flagSYN|flagACK
 			case s < 2+2*segs && s%2 == 0:
 				k := uint32(s/2 - 1)
-				p.seq, p.ack, p.flags, p.payload = c.seq+1+k*mss, isnB+1, flagACK, mss
+				p.Seq, p.Ack, p.Flags, p.Payload = c.seq+1+k*mss, isnB+1, flagACK, mss
 			case s < 2+2*segs:
 				k := uint32(s/2 - 1)
-				p.src, p.dst, p.sport, p.dport = hostB, c.src, 5001, c.sport
-				p.seq, p.ack, p.flags = isnB+1, c.seq+1+(k+1)*mss, flagACK
+				p.Src, p.Dst, p.Sport, p.Dport = synth.HostB, c.src, 5001, c.sport
+				p.Seq, p.Ack, p.Flags = isnB+1, c.seq+1+(k+1)*mss, flagACK
 			case s == 2+2*segs:
-				p.seq, p.ack, p.flags = c.seq+1+segs*mss, isnB+1, flagFIN|flagACK
+				p.Seq, p.Ack, p.Flags = c.seq+1+segs*mss, isnB+1, flagFIN|flagACK
 			default:
-				p.src, p.dst, p.sport, p.dport = hostB, c.src, 5001, c.sport
-				p.seq, p.ack, p.flags = isnB+1, c.seq+2+segs*mss, flagFIN|flagACK
+				p.Src, p.Dst, p.Sport, p.Dport = synth.HostB, c.src, 5001, c.sport
+				p.Seq, p.Ack, p.Flags = isnB+1, c.seq+2+segs*mss, flagFIN|flagACK
 			}
-			fr := frame(p)
+			fr := synth.Frame(p)
 			ts += 700
 			binary.LittleEndian.PutUint32(rec[0:], uint32(ts/1e9))
 			binary.LittleEndian.PutUint32(rec[4:], uint32(ts%1e9))

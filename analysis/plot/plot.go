@@ -19,6 +19,7 @@ type Series struct {
 	Name   string
 	X, Y   []float64
 	Dashed bool
+	Color  int // 1-based palette index; 0 picks by position
 }
 
 // Chart is one figure.
@@ -27,6 +28,7 @@ type Chart struct {
 	LogX, LogY            bool
 	Points                bool // markers only, no lines
 	YMin, YMax            float64
+	YFromZero             bool // start the y axis at 0
 	Series                []Series
 }
 
@@ -75,6 +77,9 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 		}
 		drawn++
 		col := Color(i)
+		if s.Color > 0 {
+			col = Color(s.Color - 1)
+		}
 		if c.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
@@ -106,6 +111,10 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 	}
 	if c.YMax > c.YMin {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
+	}
+	if c.YFromZero && !c.LogY {
+		p.Y.Min = 0
+		p.Y.Max *= 1.05
 	}
 	wt, err := p.WriterTo(vg.Length(width)*vg.Inch, vg.Length(height)*vg.Inch, format)
 	if err != nil {

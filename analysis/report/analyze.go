@@ -430,15 +430,10 @@ func fromApp(in input, views []view, caps []*pcapflows.Capture, a *Analysis) []F
 		}
 		f.Ideal = time.Duration(af.IdealFCTNs)
 		cands := append(byTuple[tuple{af.SrcAddr, af.DstAddr}], byTuple[tuple{af.DstAddr, af.SrcAddr}]...)
+		// Activity for throughput and fairness comes from the packets, the
+		// same clock as the bytes it is compared with.
 		if best, ok := nearest(cands, f.Start); ok {
 			attachPcap(&f, best, in.files)
-			if !f.Complete {
-				f.active.End = lastOf(best.flow)
-			} else {
-				f.active = series.Interval{Start: f.Start, End: f.End}
-			}
-		} else if f.Complete {
-			f.active = series.Interval{Start: f.Start, End: f.End}
 		}
 		out = append(out, f)
 	}

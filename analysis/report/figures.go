@@ -28,18 +28,19 @@ func (a *Analysis) Charts() []plot.Chart {
 	var out []plot.Chart
 	// Slowdown vs flow size, HPCC-style equal-count bins.
 	sd := plot.Chart{Title: "FCT slowdown vs flow size", XLabel: "flow size (bytes, largest in 5% bin)", YLabel: "slowdown", LogX: true}
-	for _, t := range a.ByCC {
+	for li, t := range a.ByCC {
 		var x, p50, p99 []float64
 		for _, b := range t.EqualBins {
 			x = append(x, float64(b.High))
 			p50 = append(p50, b.Summary.P50.F())
 			p99 = append(p99, b.Summary.P99.F())
 		}
-		sd.Series = append(sd.Series, plot.Series{Name: t.CC + " p99", X: x, Y: p99}, plot.Series{Name: t.CC + " p50", X: x, Y: p50, Dashed: true})
+		sd.Series = append(sd.Series, plot.Series{Name: t.CC + " p99", X: x, Y: p99, Color: li + 1},
+			plot.Series{Name: t.CC + " p50", X: x, Y: p50, Dashed: true, Color: li + 1})
 	}
 	out = append(out, sd)
 
-	tp := plot.Chart{Title: "Throughput per flow", XLabel: "time (ms)", YLabel: "Mbit/s"}
+	tp := plot.Chart{Title: "Throughput per flow", XLabel: "time (ms)", YLabel: "Mbit/s", YFromZero: true}
 	for i, s := range a.Throughput {
 		if i == maxLines {
 			tp.Title += fmt.Sprintf(" (first %d of %d flows)", maxLines, len(a.Throughput))
@@ -65,7 +66,7 @@ func (a *Analysis) Charts() []plot.Chart {
 	}
 	out = append(out, jn)
 
-	ut := plot.Chart{Title: "Host link utilisation (sent)", XLabel: "time (ms)", YLabel: "fraction of link rate"}
+	ut := plot.Chart{Title: "Host link utilisation (sent)", XLabel: "time (ms)", YLabel: "fraction of link rate", YFromZero: true}
 	for _, l := range a.Links {
 		if l.RateBps == 0 || len(ut.Series) == maxLines {
 			continue
@@ -79,7 +80,7 @@ func (a *Analysis) Charts() []plot.Chart {
 	}
 	out = append(out, ut)
 
-	q := plot.Chart{Title: "Queue length", XLabel: "time (ms)", YLabel: "KB"}
+	q := plot.Chart{Title: "Queue length", XLabel: "time (ms)", YLabel: "KB", YFromZero: true}
 	qc := plot.Chart{Title: "Queue length CDF", XLabel: "KB", YLabel: "fraction of samples", YMin: 0, YMax: 1.02}
 	// The busiest ports first: an idle port's flat line says little.
 	qs := append(a.Queues[:0:0], a.Queues...)
@@ -105,7 +106,7 @@ func (a *Analysis) Charts() []plot.Chart {
 	}
 	out = append(out, q, qc)
 
-	cw := plot.Chart{Title: "Congestion window", XLabel: "time (ms)", YLabel: "cwnd (KB)"}
+	cw := plot.Chart{Title: "Congestion window", XLabel: "time (ms)", YLabel: "cwnd (KB)", YFromZero: true}
 	sg := plot.Chart{Title: "Control signal", XLabel: "time (ms)", YLabel: "signal (law's fixed point)"}
 	for i, tr := range a.Traces {
 		if i == maxLines {

@@ -78,7 +78,7 @@ func (t Table) html(b *bytes.Buffer) {
 }
 
 func (a *Analysis) pageTables() []Table {
-	ts := []Table{a.ClassTable(), a.SideBySide(), a.BinTable(false), a.BinTable(true), a.FairnessTable()}
+	ts := []Table{a.ClassTable(), a.SideBySide(), nonEmptyBins(a.BinTable(false)), a.BinTable(true), a.FairnessTable()}
 	if len(a.Queues) > 0 {
 		ts = append(ts, a.QueueTable())
 	}
@@ -143,4 +143,17 @@ func inlineSVG(svg []byte) string {
 		s = s[i:]
 	}
 	return s
+}
+
+// nonEmptyBins drops the bins without flows from a page table (the CSV
+// keeps them so tables of different runs line up).
+func nonEmptyBins(t Table) Table {
+	rows := t.Rows[:0:0]
+	for _, r := range t.Rows {
+		if r[4] != "0" {
+			rows = append(rows, r)
+		}
+	}
+	t.Rows = rows
+	return t
 }
