@@ -178,7 +178,15 @@ type Analysis struct {
 	Links      []LinkSeries   `json:"-"`
 	Queues     []series.Queue `json:"-"`
 	Traces     []series.Trace `json:"-"`
+	INT        []INTReport    `json:"int"`
 	Warnings   []string       `json:"warnings"`
+}
+
+// INTReport is what the INT options in one capture said.
+type INTReport struct {
+	Capture string            `json:"capture"`
+	Stats   series.INTStats   `json:"stats"`
+	Queues  []series.INTQueue `json:"queues"`
 }
 
 // ConfigEcho records the parameters the numbers depend on.
@@ -270,6 +278,7 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	}
 	tput := series.NewWindows[wkey](0, cfg.Window)
 	links := series.NewWindows[lkey](0, cfg.Window)
+	intDec := series.NewINT(len(in.files), cfg.Window)
 	caps := make([]*pcapflows.Capture, len(in.files))
 	for fi, path := range in.files {
 		progress("reading %s (%d of %d)", filepath.Base(path), fi+1, len(in.files))
@@ -277,6 +286,9 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 			Observe: func(p *pcapflows.Packet) {
 				tput.Add(wkey{fi, p.Flow, p.FromClient}, p.Time, uint64(p.NewBytes))
 				links.Add(lkey{fi, p.Src}, p.Time, uint64(p.WireLen))
+				if len(p.Options) > 0 {
+					intDec.Add(fi, p.Time, p.Options)
+				}
 			},
 			Progress: func(n uint64, off int64) {
 				progress("  %s: %d packets, %d MB", filepath.Base(path), n, off>>20)
@@ -308,6 +320,7 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	fairness(a, in.plan, tput, cfg)
 	a.Throughput = flowSeries(a, tput)
 	a.Links = linkSeries(a, links, caps, in, hosts, cfg)
+	a.INT = intReports(a, intDec, in.files)
 	if in.queues != "" {
 		progress("reading queues.csv")
 		q, err := series.ReadQueues(in.queues, in.offset, a.Origin)
@@ -764,4 +777,26 @@ func fmtF(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func intReports(a *Analysis, dec *series.INT, files []string) []INTReport {
+	var out []INTReport
+	qs := dec.Queues()
+	for fi, st := range dec.Stats {
+		if st.Packets == 0 && st.Invalid == 0 {
+			continue
+		}
+		r := INTReport{Capture: filepath.Base(files[fi]), Stats: st}
+		for _, q := range qs {
+			if q.File != fi {
+				continue
+			}
+			for i := range q.Points {
+				q.Points[i].T -= time.Duration(a.Origin)
+			}
+			r.Queues = append(r.Queues, q)
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -127,6 +127,26 @@ func (a *Analysis) Charts() []plot.Chart {
 	}
 	out = append(out, cw, sg)
 
+	it := plot.Chart{Title: "Queue length reported by INT (largest per window)", XLabel: "time (ms)", YLabel: "KB", YFromZero: true}
+	for _, r := range a.INT {
+		for _, q := range r.Queues {
+			if len(it.Series) == maxLines {
+				break
+			}
+			dir := "fwd"
+			if q.Echo {
+				dir = "echo"
+			}
+			ser := plot.Series{Name: fmt.Sprintf("%s %s hop %d", r.Capture, dir, q.Hop)}
+			for _, p := range q.Points {
+				ser.X = append(ser.X, ms(p.T))
+				ser.Y = append(ser.Y, p.V/1e3)
+			}
+			it.Series = append(it.Series, ser)
+		}
+	}
+	out = append(out, it)
+
 	sf := plot.Chart{Title: "Start vs finish time per flow", XLabel: "start (ms)", YLabel: "finish (ms)", Points: true}
 	for _, t := range a.ByCC {
 		ser := plot.Series{Name: t.CC}
@@ -149,7 +169,7 @@ func (a *Analysis) Charts() []plot.Chart {
 
 // Figures renders every chart that has data, in PNG and SVG.
 func (a *Analysis) Figures() ([]Figure, error) {
-	names := []string{"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "start_finish"}
+	names := []string{"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish"}
 	var out []Figure
 	for i, c := range a.Charts() {
 		if !hasData(c) {

@@ -34,6 +34,10 @@ func (a *Analysis) SummaryLines() []string {
 		}
 		l = append(l, fmt.Sprintf("fairness %s: %d flows, Jain >= %g held first %s", g.Bottleneck, len(g.Flows), a.Config.FairThreshold, first))
 	}
+	for _, r := range a.INT {
+		l = append(l, fmt.Sprintf("INT %s: %d options (%d forward, %d echo), %d records, %d invalid", r.Capture,
+			r.Stats.Packets, r.Stats.Forward, r.Stats.Echo, r.Stats.Records, r.Stats.Invalid))
+	}
 	if len(a.Mismatches) > 0 {
 		l = append(l, fmt.Sprintf("%d flows where flows.csv and the captures disagree (see mismatches.csv)", len(a.Mismatches)))
 	}
@@ -81,6 +85,9 @@ func (a *Analysis) pageTables() []Table {
 	ts := []Table{a.ClassTable(), a.SideBySide(), nonEmptyBins(a.BinTable(false)), a.BinTable(true), a.FairnessTable()}
 	if len(a.Queues) > 0 {
 		ts = append(ts, a.QueueTable())
+	}
+	if len(a.INT) > 0 {
+		ts = append(ts, a.INTTable())
 	}
 	if len(a.Mismatches) > 0 {
 		ts = append(ts, a.MismatchTable())

@@ -20,6 +20,7 @@ import (
 	"cclab/analysis/pcapflows"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
+	"cclab/tcopt"
 )
 
 var (
@@ -41,6 +42,17 @@ func dumbbell() *topology.Plan {
 		Links: []topology.Link{link("h0", "s0"), link("h1", "s0"), link("h2", "s0")},
 	}
 }
+
+// intOption is what two switches stamp on every data segment the receiver
+// sees: 1280 and 25600 bytes queued (tcopt/README.md), padded to 40 bytes.
+var intOption = func() []byte {
+	o := tcopt.Option{Slots: 5, Records: []tcopt.Record{tcopt.NewRecord(8, 1280, 0, 0), tcopt.NewRecord(8, 25600, 0, 0)}}
+	b, _ := o.Marshal()
+	for len(b)%4 != 0 {
+		b = append(b, 1)
+	}
+	return b
+}()
 
 const offset = int64(1_700_000_000_000_000_000) // realtime - monotonic
 
@@ -78,6 +90,9 @@ func makeRun(t *testing.T, flows []runFlow) (dir string, fcts map[string]time.Du
 		perHost[f.srcName] = append(perHost[f.srcName], ps...)
 		for _, p := range ps {
 			p.At += 2 * time.Microsecond
+			if p.Payload > 0 {
+				p.Options = intOption
+			}
 			rx = append(rx, p)
 		}
 		start := synth.Epoch0.Add(f.start).UnixNano() - offset
@@ -162,6 +177,14 @@ func TestRunAnalysisExact(t *testing.T) {
 	if len(a.Queues) != 1 || a.Queues[0].Summary.Max != 27000 || len(a.Traces) != 1 || len(a.Traces[0].Cwnd) != 50 {
 		t.Fatalf("queues %d traces %d", len(a.Queues), len(a.Traces))
 	}
+	dataSegs := 0
+	for _, f := range flows {
+		dataSegs += (f.size + 1459) / 1460
+	}
+	if len(a.INT) != 1 || a.INT[0].Capture != "h2-eth0.pcap" || a.INT[0].Stats.Forward != uint64(dataSegs) ||
+		a.INT[0].Stats.Records != 2*uint64(dataSegs) || len(a.INT[0].Queues) != 2 || a.INT[0].Queues[1].Summary.Max != 25600 {
+		t.Fatalf("INT %+v, want %d forward options at the receiver", a.INT, dataSegs)
+	}
 	if a.Queues[0].Samples[1].T != 20*time.Microsecond {
 		t.Fatalf("queue time %v: offset or origin wrong", a.Queues[0].Samples[1].T)
 	}
@@ -186,7 +209,7 @@ func TestRunAnalysisExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"summary.json", "flows.csv", "slowdown_fixed_bins.csv", "slowdown_equal_bins.csv", "jain.csv",
-		"report.md", "report.html", "figures/slowdown.png", "figures/slowdown.svg", "figures/queue_cdf.png", "figures/cwnd.svg", "figures/start_finish.png"} {
+		"report.md", "report.html", "figures/slowdown.png", "figures/slowdown.svg", "figures/queue_cdf.png", "figures/cwnd.svg", "figures/start_finish.png", "figures/int_queue.png", "int_summary.csv"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("missing %s (wrote %v)", name, o.Files)
 		}

@@ -223,3 +223,43 @@ func (a *Analysis) MismatchTable() Table {
 	}
 	return t
 }
+
+// INTTable summarises the INT options of each capture.
+func (a *Analysis) INTTable() Table {
+	t := Table{Title: "INT options in the captures (tcopt/README.md); queue = largest per window",
+		Header: []string{"capture", "packets", "forward", "echo", "invalid", "overflow", "records", "ignored", "direction", "hop", "windows", "qlen_p50", "qlen_p99", "qlen_max"}}
+	for _, r := range a.INT {
+		st := r.Stats
+		head := []string{r.Capture, strconv.FormatUint(st.Packets, 10), strconv.FormatUint(st.Forward, 10), strconv.FormatUint(st.Echo, 10),
+			strconv.FormatUint(st.Invalid, 10), strconv.FormatUint(st.Overflow, 10), strconv.FormatUint(st.Records, 10), strconv.FormatUint(st.Ignored, 10)}
+		if len(r.Queues) == 0 {
+			t.Rows = append(t.Rows, append(head, "", "", "", "", "", ""))
+		}
+		for _, q := range r.Queues {
+			dir := "forward"
+			if q.Echo {
+				dir = "echo"
+			}
+			t.Rows = append(t.Rows, append(append([]string(nil), head...), dir, strconv.Itoa(q.Hop), strconv.Itoa(q.Summary.N),
+				num(q.Summary.P50), num(q.Summary.P99), num(q.Summary.Max)))
+		}
+	}
+	return t
+}
+
+// INTSeriesTable is every per-window INT queue maximum.
+func (a *Analysis) INTSeriesTable() Table {
+	t := Table{Title: "int", Header: []string{"capture", "direction", "hop", "t_ns", "max_qlen_bytes"}}
+	for _, r := range a.INT {
+		for _, q := range r.Queues {
+			dir := "forward"
+			if q.Echo {
+				dir = "echo"
+			}
+			for _, p := range q.Points {
+				t.Rows = append(t.Rows, []string{r.Capture, dir, strconv.Itoa(q.Hop), dur(p.T), strconv.FormatFloat(p.V, 'f', 0, 64)})
+			}
+		}
+	}
+	return t
+}

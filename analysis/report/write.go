@@ -46,6 +46,7 @@ func Write(a *Analysis, dir string) (*Outputs, error) {
 		"slowdown_classes.csv": a.ClassTable(), "fairness.csv": a.FairnessTable(), "jain.csv": a.JainTable(),
 		"convergence.csv": a.ConvergenceTable(), "throughput.csv": a.ThroughputTable(), "links.csv": a.LinkTable(),
 		"queues_summary.csv": a.QueueTable(), "mismatches.csv": a.MismatchTable(),
+		"int_summary.csv": a.INTTable(), "int_queues.csv": a.INTSeriesTable(),
 	}
 	for _, name := range sortedKeys(tables) {
 		b, err := tables[name].CSV()

@@ -36,12 +36,28 @@ func (w *Windows[K]) Add(key K, t int64, n uint64) {
 	if n == 0 || t < w.Origin {
 		return
 	}
+	w.update(key, t, n, false)
+}
+
+// AddMax keeps the largest value seen in each window instead of a sum.
+func (w *Windows[K]) AddMax(key K, t int64, v uint64) {
+	if t < w.Origin {
+		return
+	}
+	w.update(key, t, v, true)
+}
+
+func (w *Windows[K]) update(key K, t int64, n uint64, keepMax bool) {
 	idx := (t - w.Origin) / int64(w.Width)
 	bs := w.bins[key]
 	// Captures are in time order, so the window is almost always the last.
 	for i := len(bs) - 1; i >= 0; i-- {
 		if bs[i].w == idx {
-			bs[i].bytes += n
+			if keepMax {
+				bs[i].bytes = max(bs[i].bytes, n)
+			} else {
+				bs[i].bytes += n
+			}
 			return
 		}
 		if bs[i].w < idx {
@@ -62,6 +78,17 @@ func (w *Windows[K]) Keys() []K {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// Values returns the raw per-window values of key from first to last
+// (windows without samples are left out), T relative to Origin.
+func (w *Windows[K]) Values(key K) []metrics.Point {
+	bs := w.bins[key]
+	out := make([]metrics.Point, len(bs))
+	for i, b := range bs {
+		out[i] = metrics.Point{T: time.Duration(b.w) * w.Width, V: float64(b.bytes)}
+	}
+	return out
 }
 
 // Rate returns the rate in bit/s of key in every window from first to last

@@ -23,7 +23,8 @@ type Pkt struct {
 	Seq, Ack   uint32
 	Flags      uint8
 	Payload    int
-	HeaderOnly bool // capture only the headers (snaplen)
+	HeaderOnly bool   // capture only the headers (snaplen)
+	Options    []byte // TCP options, a multiple of 4 bytes
 }
 
 // TCP flags.
@@ -40,11 +41,12 @@ var Epoch0 = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
 // Frame builds an Ethernet/IPv4/TCP frame by hand; payload bytes are
 // zeros, and only the headers are returned when headerOnly is set.
 func Frame(p Pkt) []byte {
-	b := make([]byte, 14+20+20+p.Payload)
+	tcpLen := 20 + len(p.Options)
+	b := make([]byte, 14+20+tcpLen+p.Payload)
 	binary.BigEndian.PutUint16(b[12:], 0x0800)
 	ip := b[14:]
 	ip[0] = 0x45
-	binary.BigEndian.PutUint16(ip[2:], uint16(40+p.Payload))
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+tcpLen+p.Payload))
 	ip[8], ip[9] = 64, 6
 	copy(ip[12:], p.Src[:])
 	copy(ip[16:], p.Dst[:])
@@ -53,7 +55,8 @@ func Frame(p Pkt) []byte {
 	binary.BigEndian.PutUint16(tcp[2:], p.Dport)
 	binary.BigEndian.PutUint32(tcp[4:], p.Seq)
 	binary.BigEndian.PutUint32(tcp[8:], p.Ack)
-	tcp[12] = 5 << 4
+	tcp[12] = byte(tcpLen/4) << 4
+	copy(tcp[20:], p.Options)
 	tcp[13] = p.Flags
 	binary.BigEndian.PutUint16(tcp[14:], 65535)
 	return b
@@ -72,7 +75,7 @@ func WritePcap(t testing.TB, pkts []Pkt) []byte {
 		f := Frame(p)
 		data := f
 		if p.HeaderOnly {
-			data = f[:54]
+			data = f[:54+len(p.Options)]
 		}
 		ci := gopacket.CaptureInfo{Timestamp: Epoch0.Add(p.At), CaptureLength: len(data), Length: len(f)}
 		if err := w.WritePacket(ci, data); err != nil {
