@@ -19,7 +19,8 @@ type Series struct {
 	Name   string
 	X, Y   []float64
 	Dashed bool
-	Color  int // 1-based palette index; 0 picks by position
+	Color  int  // 1-based palette index; 0 picks by position
+	Step   bool // draw as a step function (a CDF)
 }
 
 // Chart is one figure.
@@ -29,6 +30,7 @@ type Chart struct {
 	Points                bool // markers only, no lines
 	YMin, YMax            float64
 	YFromZero             bool // start the y axis at 0
+	XFromZero             bool // start the x axis at 0
 	Series                []Series
 }
 
@@ -98,6 +100,9 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 		}
 		l.LineStyle.Color = col
 		l.LineStyle.Width = vg.Points(1.5)
+		if s.Step {
+			l.StepStyle = plotter.PostStep
+		}
 		if s.Dashed {
 			l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
@@ -111,6 +116,10 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 	}
 	if c.YMax > c.YMin {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
+	}
+	if c.XFromZero && !c.LogX {
+		p.X.Min = 0
+		p.X.Max *= 1.03
 	}
 	if c.YFromZero && !c.LogY {
 		p.Y.Min = 0

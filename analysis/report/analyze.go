@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"cclab/analysis/ideal"
@@ -765,6 +766,18 @@ func linkSeries(a *Analysis, links *series.Windows[lkey], caps []*pcapflows.Capt
 			ls.Utilisation = metrics.Summarize(util)
 		}
 		out = append(out, ls)
+	}
+	// A run captures every host port, so each host's sending shows up in
+	// its peers' captures too: keep the sender's own capture
+	// (<host>-<iface>.pcap) when the names say which that is.
+	var own []LinkSeries
+	for _, l := range out {
+		if strings.HasPrefix(l.Capture, l.Sender+"-") {
+			own = append(own, l)
+		}
+	}
+	if len(own) > 0 {
+		return own
 	}
 	return out
 }

@@ -97,7 +97,7 @@ func (a *Analysis) Charts() []plot.Chart {
 			vals = append(vals, p.V/1e3)
 		}
 		q.Series = append(q.Series, ser)
-		cs := plot.Series{Name: qq.Port.String()}
+		cs := plot.Series{Name: qq.Port.String(), Step: true}
 		for _, c := range series.CDF(vals) {
 			cs.X = append(cs.X, c[0])
 			cs.Y = append(cs.Y, c[1])
@@ -147,7 +147,7 @@ func (a *Analysis) Charts() []plot.Chart {
 	}
 	out = append(out, it)
 
-	sf := plot.Chart{Title: "Start vs finish time per flow", XLabel: "start (ms)", YLabel: "finish (ms)", Points: true}
+	sf := plot.Chart{Title: "Start vs finish time per flow", XLabel: "start (ms)", YLabel: "finish (ms)", Points: true, XFromZero: true, YFromZero: true}
 	for _, t := range a.ByCC {
 		ser := plot.Series{Name: t.CC}
 		for _, f := range a.Flows {
