@@ -2,7 +2,7 @@ package pcapflows
 
 import (
 	"bytes"
-	"cclab/analysis/internal/synth"
+	synth "cclab/internal/pcapsynth"
 	"context"
 	"encoding/binary"
 	"errors"

@@ -2,7 +2,7 @@ package pcapflows
 
 import (
 	"bufio"
-	"cclab/analysis/internal/synth"
+	synth "cclab/internal/pcapsynth"
 	"context"
 	"encoding/binary"
 	"fmt"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"cclab/analysis/ideal"
-	"cclab/analysis/internal/synth"
 	"cclab/analysis/pcapflows"
+	synth "cclab/internal/pcapsynth"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
 	"cclab/tcopt"

@@ -1,6 +1,6 @@
-// Package synth writes synthetic captures for tests: TCP connections built
+// Package pcapsynth writes synthetic captures for tests: TCP connections built
 // packet by packet, so every FCT is known exactly.
-package synth
+package pcapsynth
 
 import (
 	"bytes"
