@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sort"
 	"time"
 )
 
@@ -31,21 +32,50 @@ type Point struct {
 // [t, t+hold] at or above it, and the series lasting at least that long).
 // ok is false when that never happens. NaN points break a hold.
 func TimeToFairness(series []Point, from time.Duration, threshold float64, hold time.Duration) (at time.Duration, ok bool) {
-	start := -1
-	for i, p := range series {
-		if p.T < from {
+	return NewFairness(series, threshold, hold).From(from)
+}
+
+// Fairness answers TimeToFairness for many start times over one series in
+// O(log n) each (a run's convergence after every change of its flows).
+type Fairness struct {
+	series []Point
+	next   []int // next[i]: first j >= i from which the index holds; -1 if none
+}
+
+// NewFairness prepares the series (sorted by time).
+func NewFairness(series []Point, threshold float64, hold time.Duration) *Fairness {
+	n := len(series)
+	f := &Fairness{series: series, next: make([]int, n+1)}
+	fair := func(i int) bool { return !math.IsNaN(series[i].V) && series[i].V >= threshold }
+	// A point holds when the run of fair points it starts lasts >= hold;
+	// holding only weakens along a run, so the first point that holds after
+	// a start time is the answer for it.
+	f.next[n] = -1
+	runEnd := -1
+	for i := n - 1; i >= 0; i-- {
+		if !fair(i) {
+			runEnd = -1
+			f.next[i] = f.next[i+1]
 			continue
 		}
-		if math.IsNaN(p.V) || p.V < threshold {
-			start = -1
-			continue
+		if runEnd < 0 {
+			runEnd = i
 		}
-		if start < 0 {
-			start = i
-		}
-		if p.T-series[start].T >= hold {
-			return series[start].T, true
+		if series[runEnd].T-series[i].T >= hold {
+			f.next[i] = i
+		} else {
+			f.next[i] = f.next[i+1]
 		}
 	}
-	return 0, false
+	return f
+}
+
+// From is the first time at or after from when the index holds.
+func (f *Fairness) From(from time.Duration) (time.Duration, bool) {
+	i := sort.Search(len(f.series), func(i int) bool { return f.series[i].T >= from })
+	j := f.next[i]
+	if j < 0 {
+		return 0, false
+	}
+	return f.series[j].T, true
 }

@@ -254,3 +254,13 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestTruncatedPcapngNamesHowFarItRead(t *testing.T) {
+	ps, _ := synth.Transfer(0, 40009, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	b := synth.WritePcapng(t, ps)
+	_, err := Read(context.Background(), bytes.NewReader(b[:len(b)-10]), Options{})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Exact || fe.Packet != uint64(len(ps)) || !strings.Contains(err.Error(), "read to byte offset") {
+		t.Fatalf("truncated pcapng: %v", err)
+	}
+}

@@ -147,6 +147,9 @@ func TestSpeed10M(t *testing.T) {
 	}
 	runtime.GOMAXPROCS(1)
 	path := filepath.Join(t.TempDir(), "load10m.pcap")
+	if keep := os.Getenv("CCLAB_SPEED_FILE"); keep != "" {
+		path = keep // kept, e.g. to time `cclab analyze --pcap` on it
+	}
 	conns := writeLoad(t, path, 10_000_000, 1000)
 	best := 0.0
 	var heap uint64

@@ -665,12 +665,16 @@ func fairness(a *Analysis, plan *topology.Plan, tput *series.Windows[wkey], cfg 
 		}
 		members := map[wkey]series.Interval{}
 		g := FairGroup{Bottleneck: b, FirstFair: -1}
-		var events []int64
+		type event struct {
+			t int64
+			d int
+		}
+		var events []event
 		for _, i := range idx {
 			f := a.Flows[i]
 			members[f.key] = f.active
 			g.Flows = append(g.Flows, f.ID)
-			events = append(events, f.active.Start, f.active.End)
+			events = append(events, event{f.active.Start, +1}, event{f.active.End, -1})
 		}
 		g.Jain = series.Jain(tput, members)
 		pts := make([]metrics.Point, len(g.Jain))
@@ -678,29 +682,28 @@ func fairness(a *Analysis, plan *topology.Plan, tput *series.Windows[wkey], cfg 
 			g.Jain[i].T -= time.Duration(a.Origin)
 			pts[i] = metrics.Point{T: g.Jain[i].T, V: g.Jain[i].Index.F()}
 		}
-		if at, ok := metrics.TimeToFairness(pts, 0, cfg.FairThreshold, cfg.FairHold); ok {
+		// Sweep the starts (+1) and ends (-1) in time order: after each
+		// change of the active set, how long until the index holds.
+		sort.Slice(events, func(i, j int) bool { return events[i].t < events[j].t })
+		fair := metrics.NewFairness(pts, cfg.FairThreshold, cfg.FairHold)
+		if at, ok := fair.From(0); ok {
 			g.FirstFair = at
 		}
-		sort.Slice(events, func(i, j int) bool { return events[i] < events[j] })
-		for k, e := range events {
-			if k+1 < len(events) && events[k+1] == e {
+		active := 0
+		for k := 0; k < len(events); {
+			e := events[k].t
+			for ; k < len(events) && events[k].t == e; k++ {
+				active += events[k].d
+			}
+			if active < 2 {
 				continue
 			}
-			n := 0
-			for _, i := range idx {
-				if iv := a.Flows[i].active; iv.Start <= e && iv.End > e {
-					n++
-				}
-			}
-			if n < 2 {
-				continue
-			}
-			c := Convergence{At: time.Duration(e - a.Origin), Flows: n}
+			c := Convergence{At: time.Duration(e - a.Origin), Flows: active}
 			next := time.Duration(math.MaxInt64)
-			if k+1 < len(events) {
-				next = time.Duration(events[k+1] - a.Origin)
+			if k < len(events) {
+				next = time.Duration(events[k].t - a.Origin)
 			}
-			if at, ok := metrics.TimeToFairness(pts, c.At, cfg.FairThreshold, cfg.FairHold); ok && at < next {
+			if at, ok := fair.From(c.At); ok && at < next {
 				c.Converged, c.After = true, at-c.At
 			}
 			g.Convergence = append(g.Convergence, c)

@@ -21,6 +21,9 @@ type Figure struct {
 // every series.
 const maxLines = 12
 
+// maxPoints caps each law's points in a scatter.
+const maxPoints = 3000
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // Charts lists the figures of an analysis (those with data).
@@ -150,6 +153,10 @@ func (a *Analysis) Charts() []plot.Chart {
 	sf := plot.Chart{Title: "Start vs finish time per flow", XLabel: "start (ms)", YLabel: "finish (ms)", Points: true, XFromZero: true, YFromZero: true}
 	for _, t := range a.ByCC {
 		ser := plot.Series{Name: t.CC}
+		// Every k-th flow past maxPoints: a scatter of more says no more
+		// and makes the page heavy.
+		step := max(t.Complete/maxPoints, 1)
+		n := 0
 		for _, f := range a.Flows {
 			cc := f.CC
 			if cc == "" {
@@ -158,8 +165,14 @@ func (a *Analysis) Charts() []plot.Chart {
 			if cc != t.CC || !f.Complete {
 				continue
 			}
+			if n++; (n-1)%step != 0 {
+				continue
+			}
 			ser.X = append(ser.X, ms(time.Duration(f.Start-a.Origin)))
 			ser.Y = append(ser.Y, ms(time.Duration(f.End-a.Origin)))
+		}
+		if step > 1 {
+			ser.Name += fmt.Sprintf(" (every %d. flow)", step)
 		}
 		sf.Series = append(sf.Series, ser)
 	}

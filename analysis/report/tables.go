@@ -14,6 +14,9 @@ type Table struct {
 	Title  string
 	Header []string
 	Rows   [][]string
+	// Stream, when set, produces the rows instead of Rows, so long series
+	// go to disk without being held as strings.
+	Stream func(emit func([]string) error) error
 }
 
 func num(v metrics.Num) string {
@@ -37,18 +40,23 @@ func (a *Analysis) FlowTable() Table {
 	t := Table{Title: "flows", Header: []string{"id", "src", "dst", "client", "server", "size_bytes", "cc", "group", "status", "complete",
 		"timing_source", "start_ns", "end_ns", "fct_ns", "ideal_fct_ns", "slowdown", "base_rtt_ns", "bottleneck", "capture",
 		"pcap_status", "pcap_fct_ns", "retransmits", "retrans_bytes"}}
-	for _, f := range a.Flows {
-		start, end := "", ""
-		if f.Start > 0 {
-			start = strconv.FormatInt(f.Start-a.Origin, 10)
+	t.Stream = func(emit func([]string) error) error {
+		for _, f := range a.Flows {
+			start, end := "", ""
+			if f.Start > 0 {
+				start = strconv.FormatInt(f.Start-a.Origin, 10)
+			}
+			if f.End > 0 {
+				end = strconv.FormatInt(f.End-a.Origin, 10)
+			}
+			if err := emit([]string{f.ID, f.Src, f.Dst, f.Client.String(), f.Server.String(), strconv.FormatUint(f.Size, 10),
+				f.CC, f.Group, f.Status, strconv.FormatBool(f.Complete), f.TimingSource, start, end, dur(f.FCT), dur(f.Ideal),
+				num(f.Slowdown), dur(f.BaseRTT), f.Bottleneck, f.Capture, f.PcapStatus, dur(f.PcapFCT),
+				strconv.FormatUint(f.Retransmits, 10), strconv.FormatUint(f.RetransBytes, 10)}); err != nil {
+				return err
+			}
 		}
-		if f.End > 0 {
-			end = strconv.FormatInt(f.End-a.Origin, 10)
-		}
-		t.Rows = append(t.Rows, []string{f.ID, f.Src, f.Dst, f.Client.String(), f.Server.String(), strconv.FormatUint(f.Size, 10),
-			f.CC, f.Group, f.Status, strconv.FormatBool(f.Complete), f.TimingSource, start, end, dur(f.FCT), dur(f.Ideal),
-			num(f.Slowdown), dur(f.BaseRTT), f.Bottleneck, f.Capture, f.PcapStatus, dur(f.PcapFCT),
-			strconv.FormatUint(f.Retransmits, 10), strconv.FormatUint(f.RetransBytes, 10)})
+		return nil
 	}
 	return t
 }
@@ -156,10 +164,15 @@ func (a *Analysis) FairnessTable() Table {
 // JainTable is every fairness point.
 func (a *Analysis) JainTable() Table {
 	t := Table{Title: "jain", Header: []string{"bottleneck", "t_ns", "flows", "index"}}
-	for _, g := range a.Fairness {
-		for _, p := range g.Jain {
-			t.Rows = append(t.Rows, []string{g.Bottleneck, dur(p.T), strconv.Itoa(p.Flows), num(p.Index)})
+	t.Stream = func(emit func([]string) error) error {
+		for _, g := range a.Fairness {
+			for _, p := range g.Jain {
+				if err := emit([]string{g.Bottleneck, dur(p.T), strconv.Itoa(p.Flows), num(p.Index)}); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
 	}
 	return t
 }
@@ -168,14 +181,19 @@ func (a *Analysis) JainTable() Table {
 // of active flows.
 func (a *Analysis) ConvergenceTable() Table {
 	t := Table{Title: "convergence", Header: []string{"bottleneck", "at_ns", "flows", "converged", "after_ns"}}
-	for _, g := range a.Fairness {
-		for _, c := range g.Convergence {
-			after := ""
-			if c.Converged {
-				after = dur(c.After)
+	t.Stream = func(emit func([]string) error) error {
+		for _, g := range a.Fairness {
+			for _, c := range g.Convergence {
+				after := ""
+				if c.Converged {
+					after = dur(c.After)
+				}
+				if err := emit([]string{g.Bottleneck, dur(c.At), strconv.Itoa(c.Flows), strconv.FormatBool(c.Converged), after}); err != nil {
+					return err
+				}
 			}
-			t.Rows = append(t.Rows, []string{g.Bottleneck, dur(c.At), strconv.Itoa(c.Flows), strconv.FormatBool(c.Converged), after})
 		}
+		return nil
 	}
 	return t
 }
@@ -183,10 +201,15 @@ func (a *Analysis) ConvergenceTable() Table {
 // ThroughputTable is every flow's rate per window.
 func (a *Analysis) ThroughputTable() Table {
 	t := Table{Title: "throughput", Header: []string{"flow", "cc", "t_ns", "bps"}}
-	for _, s := range a.Throughput {
-		for _, p := range s.Points {
-			t.Rows = append(t.Rows, []string{s.Flow, s.CC, dur(p.T), strconv.FormatFloat(p.V, 'f', 0, 64)})
+	t.Stream = func(emit func([]string) error) error {
+		for _, s := range a.Throughput {
+			for _, p := range s.Points {
+				if err := emit([]string{s.Flow, s.CC, dur(p.T), strconv.FormatFloat(p.V, 'f', 0, 64)}); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
 	}
 	return t
 }
@@ -194,14 +217,19 @@ func (a *Analysis) ThroughputTable() Table {
 // LinkTable is what each host sent per window, with utilisation.
 func (a *Analysis) LinkTable() Table {
 	t := Table{Title: "links", Header: []string{"capture", "sender", "rate_bps", "t_ns", "bps", "utilisation"}}
-	for _, l := range a.Links {
-		for _, p := range l.Points {
-			u := ""
-			if l.RateBps > 0 {
-				u = strconv.FormatFloat(p.V/float64(l.RateBps), 'f', 4, 64)
+	t.Stream = func(emit func([]string) error) error {
+		for _, l := range a.Links {
+			for _, p := range l.Points {
+				u := ""
+				if l.RateBps > 0 {
+					u = strconv.FormatFloat(p.V/float64(l.RateBps), 'f', 4, 64)
+				}
+				if err := emit([]string{l.Capture, l.Sender, strconv.FormatUint(l.RateBps, 10), dur(p.T), strconv.FormatFloat(p.V, 'f', 0, 64), u}); err != nil {
+					return err
+				}
 			}
-			t.Rows = append(t.Rows, []string{l.Capture, l.Sender, strconv.FormatUint(l.RateBps, 10), dur(p.T), strconv.FormatFloat(p.V, 'f', 0, 64), u})
 		}
+		return nil
 	}
 	return t
 }

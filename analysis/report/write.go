@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -49,13 +52,11 @@ func Write(a *Analysis, dir string) (*Outputs, error) {
 		"int_summary.csv": a.INTTable(), "int_queues.csv": a.INTSeriesTable(),
 	}
 	for _, name := range sortedKeys(tables) {
-		b, err := tables[name].CSV()
-		if err != nil {
+		p := filepath.Join(dir, name)
+		if err := writeFileAtomic(p, tables[name].WriteCSV); err != nil {
 			return nil, err
 		}
-		if err := put(name, b); err != nil {
-			return nil, err
-		}
+		out.Files = append(out.Files, name)
 	}
 	figs, err := a.Figures()
 	if err != nil {
@@ -78,22 +79,54 @@ func Write(a *Analysis, dir string) (*Outputs, error) {
 	return out, nil
 }
 
-// CSV renders the table with its header.
-func (t Table) CSV() ([]byte, error) {
-	var b writerBuf
-	w := csv.NewWriter(&b)
-	if err := w.Write(t.Header); err != nil {
-		return nil, err
+// WriteCSV writes the table with its header.
+func (t Table) WriteCSV(out io.Writer) error {
+	w := csv.NewWriter(out)
+	emit := func(r []string) error { return w.Write(r) }
+	if err := emit(t.Header); err != nil {
+		return err
 	}
-	if err := w.WriteAll(t.Rows); err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.Title, err)
+	for _, r := range t.Rows {
+		if err := emit(r); err != nil {
+			return err
+		}
 	}
-	return b.b, nil
+	if t.Stream != nil {
+		if err := t.Stream(emit); err != nil {
+			return fmt.Errorf("table %s: %w", t.Title, err)
+		}
+	}
+	w.Flush()
+	return w.Error()
 }
 
-type writerBuf struct{ b []byte }
+// CSV renders the table with its header.
+func (t Table) CSV() ([]byte, error) {
+	var b bytes.Buffer
+	err := t.WriteCSV(&b)
+	return b.Bytes(), err
+}
 
-func (w *writerBuf) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+// writeFileAtomic writes through fill into a temporary file and renames it.
+func writeFileAtomic(path string, fill func(io.Writer) error) error {
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path + ".tmp")
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(path+".tmp", path)
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
