@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -226,33 +227,59 @@ func TestObserverSeesNewBytes(t *testing.T) {
 	}
 }
 
-func FuzzRead(f *testing.F) {
+// checkCapture asserts what must hold for any input: no partial result
+// with an error, counts that add up, FCTs only on complete flows.
+func checkCapture(t *testing.T, b []byte) {
+	c, err := Read(context.Background(), bytes.NewReader(b), Options{})
+	if err != nil {
+		if c != nil {
+			t.Fatal("a partial result came with an error")
+		}
+		return
+	}
+	if c.TCPPackets+c.Skipped != c.Packets {
+		t.Fatalf("packet counts do not add up: %+v", c)
+	}
+	for _, fl := range c.Flows {
+		if fl.Status == StatusComplete && fl.FCT != time.Duration(fl.End-fl.Start) {
+			t.Fatalf("complete flow with FCT %v != end-start: %+v", fl.FCT, fl)
+		}
+		if fl.Status != StatusComplete && fl.FCT != 0 {
+			t.Fatalf("flow with status %s has an FCT: %+v", fl.Status, fl)
+		}
+		if (fl.Bytes == 0) != (fl.Status == StatusNoData) {
+			t.Fatalf("bytes %d with status %s", fl.Bytes, fl.Status)
+		}
+	}
+}
+
+func seeds(t testing.TB) [][]byte {
 	ps, _ := synth.Transfer(0, 40008, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	f.Add(synth.WritePcap(f, append([]synth.Pkt(nil), ps...)))
-	f.Add(synth.WritePcapng(f, ps))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Read(context.Background(), bytes.NewReader(b), Options{})
-		if err != nil {
-			if c != nil {
-				t.Fatal("a partial result came with an error")
-			}
-			return
+	return [][]byte{synth.WritePcap(t, append([]synth.Pkt(nil), ps...)), synth.WritePcapng(t, ps)}
+}
+
+func FuzzRead(f *testing.F) {
+	for _, s := range seeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(checkCapture)
+}
+
+// TestRandomCorruption is the always-on share of the fuzzing: a few
+// thousand seeded corruptions and truncations of both formats.
+func TestRandomCorruption(t *testing.T) {
+	ss := seeds(t)
+	r := rand.New(rand.NewSource(1))
+	for i := range 5000 {
+		b := append([]byte(nil), ss[i%2]...)
+		for range 1 + r.Intn(6) {
+			b[r.Intn(len(b))] = byte(r.Intn(256))
 		}
-		if c.TCPPackets+c.Skipped != c.Packets {
-			t.Fatalf("packet counts do not add up: %+v", c)
+		if r.Intn(4) == 0 {
+			b = b[:r.Intn(len(b))]
 		}
-		for _, fl := range c.Flows {
-			if fl.Status == StatusComplete && fl.FCT != time.Duration(fl.End-fl.Start) {
-				t.Fatalf("complete flow with FCT %v != end-start: %+v", fl.FCT, fl)
-			}
-			if fl.Status != StatusComplete && fl.FCT != 0 {
-				t.Fatalf("flow with status %s has an FCT: %+v", fl.Status, fl)
-			}
-			if (fl.Bytes == 0) != (fl.Status == StatusNoData) {
-				t.Fatalf("bytes %d with status %s", fl.Bytes, fl.Status)
-			}
-		}
-	})
+		checkCapture(t, b)
+	}
 }
 
 func TestTruncatedPcapngNamesHowFarItRead(t *testing.T) {

@@ -21,6 +21,7 @@ type Series struct {
 	Dashed bool
 	Color  int  // 1-based palette index; 0 picks by position
 	Step   bool // draw as a step function (a CDF)
+	Marks  bool // mark each point too (few points, e.g. one per bin)
 }
 
 // Chart is one figure.
@@ -107,8 +108,24 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 			l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
 		p.Add(l)
+		var thumb []plot.Thumbnailer
+		thumb = append(thumb, l)
+		if s.Marks {
+			sc, err := plotter.NewScatter(xy)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+			}
+			sc.GlyphStyle.Color = col
+			sc.GlyphStyle.Radius = vg.Points(2.5)
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			if s.Dashed {
+				sc.GlyphStyle.Shape = draw.RingGlyph{}
+			}
+			p.Add(sc)
+			thumb = append(thumb, sc)
+		}
 		if s.Name != "" {
-			p.Legend.Add(s.Name, l)
+			p.Legend.Add(s.Name, thumb...)
 		}
 	}
 	if drawn == 0 {

@@ -38,8 +38,8 @@ func (a *Analysis) Charts() []plot.Chart {
 			p50 = append(p50, b.Summary.P50.F())
 			p99 = append(p99, b.Summary.P99.F())
 		}
-		sd.Series = append(sd.Series, plot.Series{Name: t.CC + " p99", X: x, Y: p99, Color: li + 1},
-			plot.Series{Name: t.CC + " p50", X: x, Y: p50, Dashed: true, Color: li + 1})
+		sd.Series = append(sd.Series, plot.Series{Name: t.CC + " p99", X: x, Y: p99, Color: li + 1, Marks: true},
+			plot.Series{Name: t.CC + " p50", X: x, Y: p50, Dashed: true, Color: li + 1, Marks: true})
 	}
 	out = append(out, sd)
 

@@ -8,7 +8,10 @@ import (
 	"time"
 )
 
-// Summary lines shown on screen and at the top of the pages.
+// maxSummaryGroups keeps the summary on one screen in big topologies.
+const maxSummaryGroups = 6
+
+// SummaryLines are shown on screen and at the top of the pages.
 func (a *Analysis) SummaryLines() []string {
 	var l []string
 	complete := 0
@@ -27,7 +30,11 @@ func (a *Analysis) SummaryLines() []string {
 			c.CC, c.Complete, c.Flows, fmtF(c.Slowdown.All.P50.F()), fmtF(c.Slowdown.All.P99.F()), fmtF(c.Slowdown.All.P999.F()),
 			fmtF(c.Slowdown.Short.P999.F()), fmtF(c.Slowdown.Long.P99.F())))
 	}
-	for _, g := range a.Fairness {
+	for gi, g := range a.Fairness {
+		if gi == maxSummaryGroups {
+			l = append(l, fmt.Sprintf("... and %d more bottlenecks (fairness.csv)", len(a.Fairness)-gi))
+			break
+		}
 		first := "never"
 		if g.FirstFair >= 0 {
 			first = fmt.Sprintf("at %.2f ms", ms(g.FirstFair))
