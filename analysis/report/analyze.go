@@ -239,7 +239,7 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: app != nil, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.framing()}
+	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: len(app) > 0, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.framing()}
 	if cfg.Plan != nil {
 		in.plan = cfg.Plan
 	}
@@ -304,8 +304,20 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	}
 	views := dedupe(caps)
 	hosts := hostOf(in.plan)
+	if in.app != nil && !in.hasApp {
+		a.Warnings = append(a.Warnings, "flows.csv has no flows: using the captures' view of every connection")
+	}
 	if in.hasApp {
 		a.Flows = fromApp(in, views, caps, a)
+		matched := map[view]bool{}
+		for _, f := range a.Flows {
+			if f.hasKey {
+				matched[view{f.key.file, &caps[f.key.file].Flows[f.key.flow]}] = true
+			}
+		}
+		if n := len(views) - len(matched); n > 0 {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%d connections in the captures are not in flows.csv (not analysed)", n))
+		}
 	} else {
 		for _, v := range views {
 			a.Flows = append(a.Flows, fromPcap(v, caps, in.files, hosts))

@@ -299,3 +299,15 @@ func TestPcapOnlyAnalysisAndCompare(t *testing.T) {
 		t.Error("unknown baseline accepted")
 	}
 }
+
+func TestHeaderOnlyFlowsCSVFallsBackToCaptures(t *testing.T) {
+	dir, fcts := makeRun(t, []runFlow{{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 20_000, gap: 24 * time.Microsecond}})
+	os.WriteFile(filepath.Join(dir, "flows.csv"), []byte(strings.Join(flowsHeader, ",")+"\n"), 0o644)
+	a, err := AnalyzeRun(context.Background(), dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Flows) != 1 || a.Flows[0].TimingSource != "pcap" || a.Flows[0].FCT != fcts["f0"] || a.Flows[0].Src != "h0" || len(a.Warnings) == 0 {
+		t.Fatalf("flows %+v warnings %v", a.Flows, a.Warnings)
+	}
+}

@@ -95,7 +95,7 @@ func parseAppFlows(path string, b []byte) ([]AppFlow, error) {
 			return nil, fmt.Errorf("%s: header has no column %q", path, h)
 		}
 	}
-	var out []AppFlow
+	out := []AppFlow{} // non-nil: the file exists, even with no rows
 	for i, ln := range lines[1:] {
 		ln = strings.TrimRight(ln, "\r")
 		if ln == "" {
