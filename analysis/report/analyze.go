@@ -254,7 +254,11 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	if len(app) == 0 && len(files) == 0 {
 		return nil, fmt.Errorf("run %s: flows.csv is empty or missing and there are no captures: %w", dir, ErrEmpty)
 	}
-	return analyze(ctx, in, cfg.Defaults())
+	a, err := analyze(ctx, in, cfg.Defaults())
+	if err == nil && ri.CaptureDrops > 0 {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the captures dropped %d packets (run.json capture_drops): packet-derived figures (throughput, Jain, INT, pcap FCT) miss them", ri.CaptureDrops))
+	}
+	return a, err
 }
 
 // AnalyzePcaps analyses captures from anywhere; link rates and base RTT

@@ -4,9 +4,12 @@
 package report
 
 import (
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -22,6 +25,7 @@ import (
 type RunInfo struct {
 	ID            string         `json:"id"`
 	ClockOffsetNs int64          `json:"clock_offset_ns"`
+	CaptureDrops  uint64         `json:"capture_drops"` // packets the capture rings dropped
 	Topology      *topology.Plan `json:"topology"`
 	Framing       *struct {
 		MSS         int `json:"mss"`
@@ -81,14 +85,18 @@ func readAppFlows(dir string) ([]AppFlow, error) {
 }
 
 func parseAppFlows(path string, b []byte) ([]AppFlow, error) {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) == "" {
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = -1
+	hdr, err := r.Read()
+	if err == io.EOF {
 		return nil, fmt.Errorf("%s: empty, want header %s", path, strings.Join(flowsHeader, ","))
 	}
-	hdr := strings.Split(strings.TrimSpace(lines[0]), ",")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	col := map[string]int{}
 	for i, h := range hdr {
-		col[h] = i
+		col[strings.TrimSpace(h)] = i
 	}
 	for _, h := range flowsHeader {
 		if _, ok := col[h]; !ok {
@@ -96,21 +104,17 @@ func parseAppFlows(path string, b []byte) ([]AppFlow, error) {
 		}
 	}
 	out := []AppFlow{} // non-nil: the file exists, even with no rows
-	for i, ln := range lines[1:] {
-		ln = strings.TrimRight(ln, "\r")
-		if ln == "" {
-			continue
+	for {
+		f, err := r.Read()
+		if err == io.EOF {
+			break
 		}
-		lineNo := i + 2
-		// status may contain commas ("failed: a, b"): the fields after it are
-		// counted from the end.
-		f := strings.Split(ln, ",")
-		if len(f) < len(hdr) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		lineNo, _ := r.FieldPos(0)
+		if len(f) != len(hdr) {
 			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, lineNo, len(f), len(hdr))
-		}
-		if extra := len(f) - len(hdr); extra > 0 {
-			si := col["status"]
-			f = append(append(f[:si:si], strings.Join(f[si:si+extra+1], ",")), f[si+extra+1:]...)
 		}
 		get := func(n string) string { return strings.TrimSpace(f[col[n]]) }
 		num := func(n string) (int64, error) {
@@ -125,7 +129,6 @@ func parseAppFlows(path string, b []byte) ([]AppFlow, error) {
 			return v, nil
 		}
 		af := AppFlow{ID: get("flow_id"), Src: get("src"), Dst: get("dst"), CC: get("cc"), Status: get("status"), Group: get("group"), Line: lineNo}
-		var err error
 		var size, sp, dp int64
 		if size, err = num("size_bytes"); err != nil {
 			return nil, err
