@@ -66,31 +66,33 @@ func (c Config) Defaults() Config {
 
 // Flow is one flow as the analysis sees it.
 type Flow struct {
-	ID           string         `json:"id"`
-	Src          string         `json:"src,omitempty"` // host names, when known
-	Dst          string         `json:"dst,omitempty"`
-	Client       netip.AddrPort `json:"client"`
-	Server       netip.AddrPort `json:"server"`
-	Size         uint64         `json:"size_bytes"`
-	CC           string         `json:"cc,omitempty"`
-	Group        string         `json:"group,omitempty"`
-	Status       string         `json:"status"`
-	Complete     bool           `json:"complete"`
-	TimingSource string         `json:"timing_source"` // app (flows.csv) or pcap
-	Start        int64          `json:"start_ns"`      // capture clock
-	End          int64          `json:"end_ns"`
-	FCT          time.Duration  `json:"fct_ns"`
-	Ideal        time.Duration  `json:"ideal_fct_ns"`
-	Slowdown     metrics.Num    `json:"slowdown"` // NaN (null in JSON) when not complete or no ideal
-	BaseRTT      time.Duration  `json:"base_rtt_ns"`
-	Bottleneck   string         `json:"bottleneck,omitempty"`
-	Capture      string         `json:"capture,omitempty"` // file the packet view came from
-	PcapStatus   string         `json:"pcap_status,omitempty"`
-	PcapFCT      time.Duration  `json:"pcap_fct_ns"`
-	Retransmits  uint64         `json:"retransmits"`
-	RetransBytes uint64         `json:"retrans_bytes"`
+	ID              string         `json:"id"`
+	Src             string         `json:"src,omitempty"` // host names, when known
+	Dst             string         `json:"dst,omitempty"`
+	Client          netip.AddrPort `json:"client"`
+	Server          netip.AddrPort `json:"server"`
+	Size            uint64         `json:"size_bytes"`
+	CC              string         `json:"cc,omitempty"`
+	Group           string         `json:"group,omitempty"`
+	Status          string         `json:"status"`
+	Complete        bool           `json:"complete"`
+	TimingSource    string         `json:"timing_source"` // app (flows.csv) or pcap
+	Start           int64          `json:"start_ns"`      // capture clock
+	End             int64          `json:"end_ns"`
+	FCT             time.Duration  `json:"fct_ns"`
+	Ideal           time.Duration  `json:"ideal_fct_ns"`
+	Slowdown        metrics.Num    `json:"slowdown"` // NaN (null in JSON) when not complete or no ideal
+	BaseRTT         time.Duration  `json:"base_rtt_ns"`
+	Bottleneck      string         `json:"bottleneck,omitempty"`
+	Capture         string         `json:"capture,omitempty"`          // capture the packet timings came from (the initiator's)
+	DeliveryCapture string         `json:"delivery_capture,omitempty"` // capture throughput and fairness came from (where the data arrived)
+	PcapStatus      string         `json:"pcap_status,omitempty"`
+	PcapFCT         time.Duration  `json:"pcap_fct_ns"`
+	Retransmits     uint64         `json:"retransmits"`
+	RetransBytes    uint64         `json:"retrans_bytes"`
 
-	key    wkey
+	tkey   wkey // the capture the timings come from
+	key    wkey // the capture the delivered bytes come from
 	hasKey bool
 	active series.Interval
 }
@@ -313,10 +315,10 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	}
 	if in.hasApp {
 		a.Flows = fromApp(in, views, caps, a)
-		matched := map[view]bool{}
+		matched := map[[2]int]bool{} // timing views used: [file, flow]
 		for _, f := range a.Flows {
 			if f.hasKey {
-				matched[view{f.key.file, &caps[f.key.file].Flows[f.key.flow]}] = true
+				matched[[2]int{f.tkey.file, f.tkey.flow}] = true
 			}
 		}
 		if n := len(views) - len(matched); n > 0 {
@@ -361,6 +363,10 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 type view struct {
 	file int
 	flow *pcapflows.Flow
+	// rx is the view where the data arrived last (the receiver's capture,
+	// after the bottleneck): throughput and fairness are measured there.
+	rxFile int
+	rx     *pcapflows.Flow
 }
 
 // dedupe keeps one view per connection: a connection appears in the
@@ -385,14 +391,17 @@ func dedupe(caps []*pcapflows.Capture) []view {
 			for j := range vs {
 				if overlaps(vs[j].flow, f) {
 					if f.Start < vs[j].flow.Start {
-						vs[j] = view{fi, f}
+						vs[j].file, vs[j].flow = fi, f
+					}
+					if f.FirstData > vs[j].rx.FirstData {
+						vs[j].rxFile, vs[j].rx = fi, f
 					}
 					merged = true
 					break
 				}
 			}
 			if !merged {
-				vs = append(vs, view{fi, f})
+				vs = append(vs, view{fi, f, fi, f})
 			}
 			byTuple[t] = vs
 		}
@@ -431,8 +440,10 @@ func attachPcap(out *Flow, v view, files []string) {
 	out.Capture = filepath.Base(files[v.file])
 	out.PcapStatus, out.PcapFCT = string(f.Status), f.FCT
 	out.Retransmits, out.RetransBytes = f.Retransmits, f.RetransBytes
-	out.key, out.hasKey = wkey{v.file, f.ID, f.DataFromClient}, true
-	out.active = series.Interval{Start: f.Start, End: lastOf(f)}
+	out.tkey = wkey{v.file, f.ID, f.DataFromClient}
+	out.key, out.hasKey = wkey{v.rxFile, v.rx.ID, v.rx.DataFromClient}, true
+	out.DeliveryCapture = filepath.Base(files[v.rxFile])
+	out.active = series.Interval{Start: v.rx.Start, End: lastOf(v.rx)}
 }
 
 // fromApp takes flows.csv as the truth for timings and matches each row to
@@ -599,7 +610,7 @@ func crossCheck(a *Analysis, in input, views []view, caps []*pcapflows.Capture) 
 		case f.PcapStatus != string(pcapflows.StatusComplete):
 			m.Reason = "finished in flows.csv, " + f.PcapStatus + " in " + f.Capture
 		default:
-			v := caps[f.key.file].Flows[f.key.flow]
+			v := caps[f.tkey.file].Flows[f.tkey.flow]
 			m.StartDelta = time.Duration(v.Start - f.Start)
 			m.EndDelta = time.Duration(v.End - f.End)
 			if f.BaseRTT == 0 {

@@ -152,7 +152,7 @@ func TestRunAnalysisExact(t *testing.T) {
 			t.Errorf("%s: fct %v ideal %v slowdown %v, want %v %v", f.ID, f.FCT, f.Ideal, f.Slowdown, fcts[f.ID], want)
 		}
 		// The sender's capture (earliest) is the one used.
-		if f.Capture != f.Src+"-eth0.pcap" || f.PcapStatus != "complete" || f.Bottleneck != "h2-s0" {
+		if f.Capture != f.Src+"-eth0.pcap" || f.DeliveryCapture != "h2-eth0.pcap" || f.PcapStatus != "complete" || f.Bottleneck != "h2-s0" {
 			t.Errorf("%s: capture %s status %s bottleneck %s", f.ID, f.Capture, f.PcapStatus, f.Bottleneck)
 		}
 	}

@@ -39,7 +39,7 @@ var summaryHeader = []string{"n", "mean", "p50", "p95", "p99", "p99.9", "max"}
 func (a *Analysis) FlowTable() Table {
 	t := Table{Title: "flows", Header: []string{"id", "src", "dst", "client", "server", "size_bytes", "cc", "group", "status", "complete",
 		"timing_source", "start_ns", "end_ns", "fct_ns", "ideal_fct_ns", "slowdown", "base_rtt_ns", "bottleneck", "capture",
-		"pcap_status", "pcap_fct_ns", "retransmits", "retrans_bytes"}}
+		"delivery_capture", "pcap_status", "pcap_fct_ns", "retransmits", "retrans_bytes"}}
 	t.Stream = func(emit func([]string) error) error {
 		for _, f := range a.Flows {
 			start, end := "", ""
@@ -51,7 +51,7 @@ func (a *Analysis) FlowTable() Table {
 			}
 			if err := emit([]string{f.ID, f.Src, f.Dst, f.Client.String(), f.Server.String(), strconv.FormatUint(f.Size, 10),
 				f.CC, f.Group, f.Status, strconv.FormatBool(f.Complete), f.TimingSource, start, end, dur(f.FCT), dur(f.Ideal),
-				num(f.Slowdown), dur(f.BaseRTT), f.Bottleneck, f.Capture, f.PcapStatus, dur(f.PcapFCT),
+				num(f.Slowdown), dur(f.BaseRTT), f.Bottleneck, f.Capture, f.DeliveryCapture, f.PcapStatus, dur(f.PcapFCT),
 				strconv.FormatUint(f.Retransmits, 10), strconv.FormatUint(f.RetransBytes, 10)}); err != nil {
 				return err
 			}
