@@ -26,7 +26,7 @@ func (a *Analysis) SummaryLines() []string {
 	}
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
 	for _, c := range a.ByCC {
-		l = append(l, fmt.Sprintf("%-12s %4d/%-4d complete  slowdown p50 %s  p99 %s  p99.9 %s | short p99.9 %s | long p99 %s",
+		l = append(l, fmt.Sprintf("%-15s %5d/%-5d complete  slowdown p50 %s  p99 %s  p99.9 %s | short p99.9 %s | long p99 %s",
 			c.CC, c.Complete, c.Flows, fmtF(c.Slowdown.All.P50.F()), fmtF(c.Slowdown.All.P99.F()), fmtF(c.Slowdown.All.P999.F()),
 			fmtF(c.Slowdown.Short.P999.F()), fmtF(c.Slowdown.Long.P99.F())))
 	}

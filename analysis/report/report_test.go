@@ -311,3 +311,32 @@ func TestHeaderOnlyFlowsCSVFallsBackToCaptures(t *testing.T) {
 		t.Fatalf("flows %+v warnings %v", a.Flows, a.Warnings)
 	}
 }
+
+func TestExperimentDirectoryPutsVariantsSideBySide(t *testing.T) {
+	parent := t.TempDir()
+	for _, v := range []string{"cubic", "powertcp"} {
+		d, _ := makeRun(t, []runFlow{
+			{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 100_000, gap: 24 * time.Microsecond},
+			{id: "f1", src: h1, dst: h2, srcName: "h1", sport: 40001, size: 100_000, gap: 24 * time.Microsecond},
+		})
+		if err := os.Rename(d, filepath.Join(parent, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := Analyze(context.Background(), parent, Config{Window: 100 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Flows) != 4 || a.Flows[0].ID != "cubic/f0" || a.Flows[3].ID != "powertcp/f1" || len(a.Captures) != 6 {
+		t.Fatalf("flows %d (%s..%s), captures %d", len(a.Flows), a.Flows[0].ID, a.Flows[len(a.Flows)-1].ID, len(a.Captures))
+	}
+	if len(a.Fairness) != 2 || a.Fairness[0].Bottleneck != "cubic/h2-s0" || a.Fairness[1].Bottleneck != "powertcp/h2-s0" {
+		t.Fatalf("fairness %+v", a.Fairness)
+	}
+	if len(a.ByCC) != 2 || a.ByCC[0].Flows != 2 || a.ByCC[1].Flows != 2 {
+		t.Fatalf("by cc %+v", a.ByCC)
+	}
+	if _, err := Analyze(context.Background(), t.TempDir(), Config{}); err == nil || !strings.Contains(err.Error(), "not a run") {
+		t.Fatalf("empty directory: %v", err)
+	}
+}

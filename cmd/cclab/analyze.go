@@ -34,10 +34,13 @@ func newAnalyzeCmd() *cobra.Command {
 	var f analyzeFlags
 	cmd := &cobra.Command{
 		Use:   "analyze RUN_DIR | --pcap FILE... | --compare RUN_DIR...",
+		Args:  cobra.ArbitraryArgs,
 		Short: "Turn a run (or captures) into FCT slowdown, fairness and queue tables, plots and a report",
 		Long: `analyze reads a run directory (docs/run-directory.md) and writes, under
 RUN_DIR/analysis (or --out): summary.json, CSV tables, figures/*.png|svg,
-report.md and a self-contained report.html.
+report.md and a self-contained report.html. Given the directory of an
+experiment (one run directory per congestion control, as cclab run writes
+them), it analyses every variant and puts them side by side.
 
 With --pcap it analyses captures from anywhere; give the slowest link rate
 and base RTT (--rate, --base-rtt) or a topology (--topology: a run.json or
@@ -157,7 +160,7 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) error {
 		}
 		return finish(a, f, "analysis", stdout, stderr)
 	case len(args) == 1:
-		a, err := report.AnalyzeRun(ctx, args[0], cfg)
+		a, err := report.Analyze(ctx, args[0], cfg)
 		if err != nil {
 			return err
 		}
@@ -200,7 +203,7 @@ func runCompare(cmd *cobra.Command, f analyzeFlags, cfg report.Config, runs []st
 	}
 	var as []*report.Analysis
 	for _, r := range runs {
-		a, err := report.AnalyzeRun(cmd.Context(), r, cfg)
+		a, err := report.Analyze(cmd.Context(), r, cfg)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", r, err)
 		}
