@@ -112,8 +112,12 @@ func (a *Analysis) title() string {
 // Markdown is report.md: the summary, the tables, and links to the figures.
 func (a *Analysis) Markdown(figs []Figure) []byte {
 	var b bytes.Buffer
+	zero := "each variant's first flow start"
+	if a.Origin != 0 {
+		zero = time.Unix(0, a.Origin).UTC().Format(time.RFC3339Nano)
+	}
 	fmt.Fprintf(&b, "# %s\n\nSource: `%s`. Time zero: %s. Slowdown = FCT / ideal FCT (HPCC's definition), clamped at >= 1; percentiles are nearest-rank.\n\n",
-		a.title(), a.Source, time.Unix(0, a.Origin).UTC().Format(time.RFC3339Nano))
+		a.title(), a.Source, zero)
 	b.WriteString("```\n" + strings.Join(a.SummaryLines(), "\n") + "\n```\n")
 	for _, t := range a.pageTables() {
 		t.markdown(&b)
