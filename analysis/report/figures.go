@@ -180,9 +180,12 @@ func (a *Analysis) Charts() []plot.Chart {
 	return out
 }
 
+// figureNames are the file stems of Charts, in order.
+var figureNames = []string{"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish"}
+
 // Figures renders every chart that has data, in PNG and SVG.
 func (a *Analysis) Figures() ([]Figure, error) {
-	names := []string{"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish"}
+	names := figureNames
 	var out []Figure
 	for i, c := range a.Charts() {
 		if !hasData(c) {

@@ -222,6 +222,14 @@ func TestRunAnalysisExact(t *testing.T) {
 	if strings.Count(string(page), "<svg") < 8 || strings.Contains(string(page), "src=\"figures/") {
 		t.Errorf("report.html is not self-contained with inline figures")
 	}
+	// Written again without queue samples: no queue figure may remain.
+	a.Queues = nil
+	if _, err := Write(a, out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "figures", "queue.png")); !os.IsNotExist(err) {
+		t.Error("a stale queue figure survived")
+	}
 	var back Analysis
 	js, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err := json.Unmarshal(js, &back); err != nil || len(back.Flows) != 5 || !math.IsNaN(back.Flows[4].Slowdown.F()) {

@@ -62,6 +62,15 @@ func Write(a *Analysis, dir string) (*Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A figure without data this time must not survive from an earlier
+	// analysis into this one's directory.
+	for _, n := range figureNames {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := os.Remove(filepath.Join(dir, "figures", n+ext)); err != nil && !os.IsNotExist(err) {
+				return nil, fmt.Errorf("remove stale figure: %w", err)
+			}
+		}
+	}
 	for _, f := range figs {
 		if err := put(filepath.Join("figures", f.Name+".png"), f.PNG); err != nil {
 			return nil, err
