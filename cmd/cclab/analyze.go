@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cclab/analysis/metrics"
 	"cclab/analysis/report"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
@@ -26,6 +27,9 @@ type analyzeFlags struct {
 	window   string
 	hold     string
 	baseline string
+	fair     float64
+	short    string
+	long     string
 	jsonOut  bool
 	quiet    bool
 }
@@ -61,7 +65,10 @@ style table: p99.9 short-flow slowdown per law and each law's ratio to
 	fl.StringVar(&f.baseRTT, "base-rtt", "0", "base RTT, for --pcap (e.g. 20us)")
 	fl.StringVar(&f.topology, "topology", "", "run.json or topology plan JSON giving link rates and delays per path")
 	fl.StringVar(&f.window, "window", "1ms", "window for throughput and fairness")
-	fl.StringVar(&f.hold, "hold", "", "how long Jain >= 0.95 must hold to count as fair (default 10 windows)")
+	fl.StringVar(&f.hold, "hold", "", "how long the Jain index must stay >= --fair to count as fair (default 10 windows)")
+	fl.Float64Var(&f.fair, "fair", 0.95, "Jain index counted as fair")
+	fl.StringVar(&f.short, "short-below", "10KB", "flows smaller than this are short (PowerTCP: 10KB)")
+	fl.StringVar(&f.long, "long-from", "1MB", "flows of this size and more are long")
 	fl.StringVar(&f.baseline, "baseline", "", "law the others are compared to (default: first by name)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages")
@@ -82,6 +89,19 @@ func analyzeConfig(f analyzeFlags, stderr io.Writer) (report.Config, error) {
 		}
 		cfg.FairHold = h.D()
 	}
+	if f.fair <= 0 || f.fair > 1 {
+		return cfg, fmt.Errorf("--fair %v: must be in (0, 1]", f.fair)
+	}
+	cfg.FairThreshold = f.fair
+	short, err := units.ParseSize(f.short)
+	if err != nil {
+		return cfg, fmt.Errorf("--short-below: %w", err)
+	}
+	long, err := units.ParseSize(f.long)
+	if err != nil {
+		return cfg, fmt.Errorf("--long-from: %w", err)
+	}
+	cfg.Classes = metrics.Classes{ShortBelow: uint64(short), LongAtLeast: uint64(long)}
 	if f.rate != "" {
 		r, err := units.ParseRate(f.rate)
 		if err != nil {
