@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
 	"cclab/analysis/report"
 	"cclab/internal/units"
@@ -115,11 +116,11 @@ func analyzeConfig(f analyzeFlags, stderr io.Writer) (report.Config, error) {
 	}
 	cfg.BaseRTT = rtt.D()
 	if f.topology != "" {
-		p, err := readPlan(f.topology)
+		p, fr, err := readPlan(f.topology)
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Plan = p
+		cfg.Plan, cfg.Framing = p, fr
 	}
 	if !f.quiet {
 		last := time.Time{}
@@ -135,26 +136,31 @@ func analyzeConfig(f analyzeFlags, stderr io.Writer) (report.Config, error) {
 	return cfg, nil
 }
 
-// readPlan reads a topology plan from a plan JSON or a run.json.
-func readPlan(path string) (*topology.Plan, error) {
+// readPlan reads a topology plan from a plan JSON or a run.json (with the
+// run's framing, when it has one).
+func readPlan(path string) (*topology.Plan, ideal.Framing, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--topology: %w", err)
+		return nil, ideal.Framing{}, fmt.Errorf("--topology: %w", err)
 	}
 	var run struct {
 		Topology *topology.Plan `json:"topology"`
+		Framing  struct {
+			MSS         int `json:"mss"`
+			HeaderBytes int `json:"header_bytes"`
+		} `json:"framing"`
 	}
 	if err := json.Unmarshal(b, &run); err == nil && run.Topology != nil && len(run.Topology.Links) > 0 {
-		return run.Topology, nil
+		return run.Topology, ideal.Framing{MSS: run.Framing.MSS, HeaderBytes: run.Framing.HeaderBytes}, nil
 	}
 	var p topology.Plan
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("--topology %s: not a run.json or plan JSON: %w", path, err)
+		return nil, ideal.Framing{}, fmt.Errorf("--topology %s: not a run.json or plan JSON: %w", path, err)
 	}
 	if len(p.Links) == 0 {
-		return nil, fmt.Errorf("--topology %s: no links", path)
+		return nil, ideal.Framing{}, fmt.Errorf("--topology %s: no links", path)
 	}
-	return &p, nil
+	return &p, ideal.Framing{}, nil
 }
 
 func runAnalyze(cmd *cobra.Command, f analyzeFlags, args []string) error {

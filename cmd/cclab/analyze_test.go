@@ -95,6 +95,15 @@ func TestAnalyzeCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "2 flows, 2 complete") {
 		t.Fatalf("--pcap: %v\n%s", err, out)
 	}
+	// Captures with a topology: paths, hosts and slowdowns from run.json.
+	out, err = run(t, "analyze", "--pcap", filepath.Join(dir, "pcap", "h0-eth0.pcap"), "--topology", filepath.Join(dir, "run.json"), "--json", "--quiet", "--out", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Flows = nil
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Flows) != 2 || res.Flows[0].Slowdown < 1 {
+		t.Fatalf("--topology: %v %+v", err, res.Flows)
+	}
 	// Bad input: a truncated capture is an error naming the offset, and
 	// nothing is written.
 	p := filepath.Join(dir2, "pcap", "h0-eth0.pcap")
