@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,6 +33,7 @@ type Chart struct {
 	YMin, YMax            float64
 	YFromZero             bool // start the y axis at 0
 	XFromZero             bool // start the x axis at 0
+	XBytes                bool // label a log x axis in decimal byte units (10K, 1M)
 	Series                []Series
 }
 
@@ -56,6 +58,9 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 	if c.LogX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		if c.XBytes {
+			p.X.Tick.Marker = byteTicks{}
+		}
 	}
 	if c.LogY {
 		p.Y.Scale = plot.LogScale{}
@@ -151,4 +156,30 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// byteTicks are log ticks labelled 1K, 10K, 100K, 1M as the papers write
+// flow sizes.
+type byteTicks struct{}
+
+func (byteTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = byteLabel(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+func byteLabel(v float64) string {
+	for _, u := range []struct {
+		div  float64
+		unit string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
+		if v >= u.div {
+			return strconv.FormatFloat(v/u.div, 'g', 3, 64) + u.unit
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -30,6 +30,9 @@ func TestRenderPNGAndSVG(t *testing.T) {
 	if !strings.Contains(string(s), "<svg") || !strings.Contains(string(s), "slowdown") {
 		t.Fatal("svg has no title")
 	}
+	if byteLabel(1e4) != "10K" || byteLabel(3e7) != "30M" || byteLabel(500) != "500" {
+		t.Fatalf("byte labels %s %s %s", byteLabel(1e4), byteLabel(3e7), byteLabel(500))
+	}
 	if _, err := Render(Chart{Title: "empty", LogY: true, Series: []Series{{X: []float64{1}, Y: []float64{0}}}}, "png", 4, 3); err == nil {
 		t.Fatal("a chart with nothing drawable rendered")
 	}

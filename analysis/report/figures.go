@@ -30,7 +30,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 func (a *Analysis) Charts() []plot.Chart {
 	var out []plot.Chart
 	// Slowdown vs flow size, HPCC-style equal-count bins.
-	sd := plot.Chart{Title: "FCT slowdown vs flow size", XLabel: "flow size (bytes, largest in 5% bin)", YLabel: "slowdown", LogX: true}
+	sd := plot.Chart{Title: "FCT slowdown vs flow size", XLabel: "flow size (bytes, largest in 5% bin)", YLabel: "slowdown", LogX: true, XBytes: true}
 	for li, t := range a.ByCC {
 		var x, p50, p99 []float64
 		for _, b := range t.EqualBins {
