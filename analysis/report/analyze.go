@@ -613,6 +613,10 @@ func crossCheck(a *Analysis, in input, views []view, caps []*pcapflows.Capture) 
 			v := caps[f.tkey.file].Flows[f.tkey.flow]
 			m.StartDelta = time.Duration(v.Start - f.Start)
 			m.EndDelta = time.Duration(v.End - f.End)
+			if v.Bytes != f.Size {
+				m.Reason = fmt.Sprintf("flows.csv says %d bytes, the capture %d", f.Size, v.Bytes)
+				break
+			}
 			if f.BaseRTT == 0 {
 				continue
 			}

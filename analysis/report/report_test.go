@@ -65,6 +65,7 @@ type runFlow struct {
 	gap      time.Duration
 	start    time.Duration
 	appExtra time.Duration // added to the app's end: a disagreement with the capture
+	appSize  int           // flows.csv's size when not the transferred size
 	failed   bool
 }
 
@@ -102,8 +103,12 @@ func makeRun(t *testing.T, flows []runFlow) (dir string, fcts map[string]time.Du
 		if f.failed {
 			status, endS, fctS = `"failed: timed out, no data"`, "", "" // quoted as encoding/csv writes it
 		}
+		size := f.size
+		if f.appSize != 0 {
+			size = f.appSize
+		}
 		fmt.Fprintf(&csv, "%s,%s,h2,%s,%d,%s,80,%d,%s,%d,%s,%s,,%s,test\n", f.id, f.srcName,
-			netip.AddrFrom4(f.src), f.sport, netip.AddrFrom4(f.dst), f.size, map[bool]string{true: "lawA", false: "lawB"}[i%2 == 0], start, endS, fctS, status)
+			netip.AddrFrom4(f.src), f.sport, netip.AddrFrom4(f.dst), size, map[bool]string{true: "lawA", false: "lawB"}[i%2 == 0], start, endS, fctS, status)
 	}
 	for h, ps := range perHost {
 		os.WriteFile(filepath.Join(dir, "pcap", h+"-eth0.pcap"), synth.WritePcap(t, ps), 0o644)
@@ -130,13 +135,14 @@ func TestRunAnalysisExact(t *testing.T) {
 		{id: "f2", src: h0, dst: h2, srcName: "h0", sport: 40002, size: 4_000, gap: 10 * time.Microsecond, start: 5 * time.Millisecond},
 		{id: "f3", src: h1, dst: h2, srcName: "h1", sport: 40003, size: 8_000, gap: 10 * time.Microsecond, start: 6 * time.Millisecond, appExtra: time.Millisecond},
 		{id: "f4", src: h1, dst: h2, srcName: "h1", sport: 40004, size: 8_000, gap: 10 * time.Microsecond, start: 7 * time.Millisecond, failed: true},
+		{id: "f5", src: h0, dst: h2, srcName: "h0", sport: 40005, size: 3_000, gap: 10 * time.Microsecond, start: 8 * time.Millisecond, appSize: 3_001},
 	}
 	dir, fcts := makeRun(t, flows)
 	a, err := AnalyzeRun(context.Background(), dir, Config{Window: 100 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Flows) != 5 || len(a.Captures) != 3 {
+	if len(a.Flows) != 6 || len(a.Captures) != 3 {
 		t.Fatalf("%d flows, %d captures", len(a.Flows), len(a.Captures))
 	}
 	path, _ := ideal.PathOf(dumbbell(), "h0", "h2", ideal.DefaultFraming)
@@ -156,10 +162,11 @@ func TestRunAnalysisExact(t *testing.T) {
 			t.Errorf("%s: capture %s status %s bottleneck %s", f.ID, f.Capture, f.PcapStatus, f.Bottleneck)
 		}
 	}
-	if len(a.Mismatches) != 1 || a.Mismatches[0].Flow != "f3" || a.Mismatches[0].PcapFCT != fcts["f3"]-time.Millisecond {
-		t.Fatalf("mismatches %+v, want f3 only", a.Mismatches)
+	if len(a.Mismatches) != 2 || a.Mismatches[0].Flow != "f3" || a.Mismatches[0].PcapFCT != fcts["f3"]-time.Millisecond ||
+		a.Mismatches[1].Flow != "f5" || a.Mismatches[1].Reason != "flows.csv says 3001 bytes, the capture 3000" {
+		t.Fatalf("mismatches %+v, want f3's FCT and f5's size", a.Mismatches)
 	}
-	if len(a.ByCC) != 2 || a.ByCC[0].CC != "lawA" || a.ByCC[0].Complete != 2 || a.ByCC[0].Flows != 3 || a.ByCC[1].Complete != 2 {
+	if len(a.ByCC) != 2 || a.ByCC[0].CC != "lawA" || a.ByCC[0].Complete != 2 || a.ByCC[0].Flows != 3 || a.ByCC[1].Complete != 3 {
 		t.Fatalf("by cc %+v", a.ByCC)
 	}
 	// f0 and f1 send in lockstep: every shared window is perfectly fair.
@@ -232,7 +239,7 @@ func TestRunAnalysisExact(t *testing.T) {
 	}
 	var back Analysis
 	js, _ := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err := json.Unmarshal(js, &back); err != nil || len(back.Flows) != 5 || !math.IsNaN(back.Flows[4].Slowdown.F()) {
+	if err := json.Unmarshal(js, &back); err != nil || len(back.Flows) != 6 || !math.IsNaN(back.Flows[4].Slowdown.F()) {
 		t.Fatalf("summary.json does not read back: %v", err)
 	}
 }
