@@ -127,7 +127,7 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 		a.Warnings = append(a.Warnings, "flows.csv has no flows: using the captures' view of every connection")
 	}
 	if in.hasApp {
-		a.Flows = fromApp(in, views, caps, a)
+		a.Flows = fromApp(in, views, a)
 		matched := map[[2]int]bool{} // timing views used: [file, flow]
 		for _, f := range a.Flows {
 			if f.hasKey {
@@ -139,7 +139,7 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 		}
 	} else {
 		for _, v := range views {
-			a.Flows = append(a.Flows, fromPcap(v, caps, in.files, hosts))
+			a.Flows = append(a.Flows, fromPcap(v, in.files, hosts))
 		}
 	}
 	if len(a.Flows) == 0 {
@@ -147,11 +147,11 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	}
 	pathIdeal(a, in, cfg, hosts)
 	a.Origin = origin(a.Flows, caps)
-	crossCheck(a, in, views, caps)
+	crossCheck(a, in, caps)
 	a.ByCC = tables(a.Flows, cfg)
 	fairness(a, tput, cfg)
 	a.Throughput = flowSeries(a, tput)
-	a.Links = linkSeries(a, links, caps, in, hosts, cfg)
+	a.Links = linkSeries(a, links, in, hosts, cfg)
 	a.INT = intReports(a, intDec, in.files)
 	if in.queues != "" {
 		progress("reading queues.csv")

@@ -73,7 +73,7 @@ func overlaps(a, b *pcapflows.Flow) bool {
 	return a.Start <= lastOf(b) && b.Start <= lastOf(a)
 }
 
-func fromPcap(v view, caps []*pcapflows.Capture, files []string, hosts map[netip.Addr]string) Flow {
+func fromPcap(v view, files []string, hosts map[netip.Addr]string) Flow {
 	f := v.flow
 	out := Flow{
 		ID: fmt.Sprintf("%s#%d", filepath.Base(files[v.file]), f.ID), Client: f.Client, Server: f.Server,
@@ -101,7 +101,7 @@ func attachPcap(out *Flow, v view, files []string) {
 
 // fromApp takes flows.csv as the truth for timings and matches each row to
 // its connection in the captures.
-func fromApp(in input, views []view, caps []*pcapflows.Capture, a *Analysis) []Flow {
+func fromApp(in input, views []view, a *Analysis) []Flow {
 	type tuple struct{ c, s netip.AddrPort }
 	byTuple := map[tuple][]view{}
 	for _, v := range views {
@@ -153,7 +153,7 @@ func nearest(cands []view, start int64) (view, bool) {
 }
 
 // crossCheck compares the application's timings with the packets'.
-func crossCheck(a *Analysis, in input, views []view, caps []*pcapflows.Capture) {
+func crossCheck(a *Analysis, in input, caps []*pcapflows.Capture) {
 	if !in.hasApp || len(in.files) == 0 {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cclab/analysis/metrics"
-	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
 )
 
@@ -34,7 +33,7 @@ func flowSeries(a *Analysis, tput *series.Windows[wkey]) []FlowSeries {
 }
 
 // linkSeries is what each host sent per window, against its link rate.
-func linkSeries(a *Analysis, links *series.Windows[lkey], caps []*pcapflows.Capture, in input, hosts map[netip.Addr]string, cfg Config) []LinkSeries {
+func linkSeries(a *Analysis, links *series.Windows[lkey], in input, hosts map[netip.Addr]string, cfg Config) []LinkSeries {
 	keys := links.Keys()
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].file != keys[j].file {
