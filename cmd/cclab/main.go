@@ -40,6 +40,7 @@ func newRootCmd() *cobra.Command {
 		newCleanCmd(),
 		newRunCmd(),
 		newIntCmd(),
+		newAnalyzeCmd(),
 	)
 	return root
 }

@@ -1,0 +1,185 @@
+// Package plot draws the analysis figures with gonum/plot, in PNG and SVG.
+// It takes plain series; what to plot is the report's business.
+package plot
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one named line or set of points.
+type Series struct {
+	Name   string
+	X, Y   []float64
+	Dashed bool
+	Color  int  // 1-based palette index; 0 picks by position
+	Step   bool // draw as a step function (a CDF)
+	Marks  bool // mark each point too (few points, e.g. one per bin)
+}
+
+// Chart is one figure.
+type Chart struct {
+	Title, XLabel, YLabel string
+	LogX, LogY            bool
+	Points                bool // markers only, no lines
+	YMin, YMax            float64
+	YFromZero             bool // start the y axis at 0
+	XFromZero             bool // start the x axis at 0
+	XBytes                bool // label a log x axis in decimal byte units (10K, 1M)
+	Series                []Series
+}
+
+// palette is colour-blind friendly (Okabe-Ito) and distinct in print.
+var palette = []color.RGBA{
+	{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
+}
+
+// Color is the i-th colour of the palette.
+func Color(i int) color.RGBA { return palette[i%len(palette)] }
+
+// Render draws c as format ("png" or "svg") at the given size in inches.
+func Render(c Chart, format string, width, height float64) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	if c.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		if c.XBytes {
+			p.X.Tick.Marker = byteTicks{}
+		}
+	}
+	if c.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	drawn := 0
+	for i, s := range c.Series {
+		xy := make(plotter.XYs, 0, len(s.X))
+		for j := range s.X {
+			x, y := s.X[j], s.Y[j]
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) ||
+				(c.LogX && x <= 0) || (c.LogY && y <= 0) {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: x, Y: y})
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		drawn++
+		col := Color(i)
+		if s.Color > 0 {
+			col = Color(s.Color - 1)
+		}
+		if c.Points {
+			sc, err := plotter.NewScatter(xy)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+			}
+			sc.GlyphStyle.Color = col
+			sc.GlyphStyle.Radius = vg.Points(2.5)
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			p.Add(sc)
+			p.Legend.Add(s.Name, sc)
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+		}
+		l.LineStyle.Color = col
+		l.LineStyle.Width = vg.Points(1.5)
+		if s.Step {
+			l.StepStyle = plotter.PostStep
+		}
+		if s.Dashed {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l)
+		var thumb []plot.Thumbnailer
+		thumb = append(thumb, l)
+		if s.Marks {
+			sc, err := plotter.NewScatter(xy)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+			}
+			sc.GlyphStyle.Color = col
+			sc.GlyphStyle.Radius = vg.Points(2.5)
+			sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			if s.Dashed {
+				sc.GlyphStyle.Shape = draw.RingGlyph{}
+			}
+			p.Add(sc)
+			thumb = append(thumb, sc)
+		}
+		if s.Name != "" {
+			p.Legend.Add(s.Name, thumb...)
+		}
+	}
+	if drawn == 0 {
+		return nil, fmt.Errorf("plot %q: no data", c.Title)
+	}
+	if c.YMax > c.YMin {
+		p.Y.Min, p.Y.Max = c.YMin, c.YMax
+	}
+	if c.XFromZero && !c.LogX {
+		p.X.Min = 0
+		p.X.Max *= 1.03
+	}
+	if c.YFromZero && !c.LogY {
+		p.Y.Min = 0
+		p.Y.Max *= 1.05
+	}
+	wt, err := p.WriterTo(vg.Length(width)*vg.Inch, vg.Length(height)*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// byteTicks are log ticks labelled 1K, 10K, 100K, 1M as the papers write
+// flow sizes.
+type byteTicks struct{}
+
+func (byteTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = byteLabel(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+func byteLabel(v float64) string {
+	for _, u := range []struct {
+		div  float64
+		unit string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
+		if v >= u.div {
+			return strconv.FormatFloat(v/u.div, 'g', 3, 64) + u.unit
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// variantDirs lists the run directories directly under dir: `cclab run`
+// writes one per compared congestion control (results/<id>/<cc>/).
+func variantDirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "run.json")); err == nil {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Analyze analyses a run directory, or an experiment directory holding
+// one run directory per congestion control: then the variants are
+// analysed one by one and put side by side in one Analysis.
+func Analyze(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
+	if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return AnalyzeRun(ctx, dir, cfg)
+	}
+	vs, err := variantDirs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("%s: no run.json and no run directories in it: not a run", dir)
+	}
+	var parts []*Analysis
+	for _, v := range vs {
+		if cfg.Progress != nil {
+			cfg.Progress("variant " + filepath.Base(v))
+		}
+		a, err := AnalyzeRun(ctx, v, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", filepath.Base(v), err)
+		}
+		parts = append(parts, a)
+	}
+	return merge(dir, parts, cfg.Defaults()), nil
+}
+
+// merge puts variants side by side: everything named per variant keeps
+// its variant as a prefix; the tables per law are recomputed over all.
+func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
+	m := &Analysis{Source: dir, RunID: parts[0].RunID, Window: parts[0].Window, Config: parts[0].Config}
+	for _, a := range parts {
+		v := filepath.Base(a.Source) + "/"
+		for _, c := range a.Captures {
+			c.File = v + c.File
+			m.Captures = append(m.Captures, c)
+		}
+		for _, f := range a.Flows {
+			f.ID = v + f.ID
+			if f.CC == "" {
+				f.CC = filepath.Base(a.Source)
+			}
+			f.Start -= a.Origin // each variant keeps its own time zero
+			if f.End > 0 {
+				f.End -= a.Origin
+			}
+			m.Flows = append(m.Flows, f)
+		}
+		for _, mm := range a.Mismatches {
+			mm.Flow = v + mm.Flow
+			m.Mismatches = append(m.Mismatches, mm)
+		}
+		for _, g := range a.Fairness {
+			g.Bottleneck = v + g.Bottleneck
+			for i := range g.Flows {
+				g.Flows[i] = v + g.Flows[i]
+			}
+			m.Fairness = append(m.Fairness, g)
+		}
+		for _, s := range a.Throughput {
+			s.Flow = v + s.Flow
+			m.Throughput = append(m.Throughput, s)
+		}
+		for _, l := range a.Links {
+			l.Capture = v + l.Capture
+			m.Links = append(m.Links, l)
+		}
+		for _, q := range a.Queues {
+			q.Port.Node = v + q.Port.Node
+			m.Queues = append(m.Queues, q)
+		}
+		for _, t := range a.Traces {
+			t.Sock = v + t.Sock
+			m.Traces = append(m.Traces, t)
+		}
+		for _, r := range a.INT {
+			r.Capture = v + r.Capture
+			m.INT = append(m.INT, r)
+		}
+		for _, w := range a.Warnings {
+			m.Warnings = append(m.Warnings, v+" "+w)
+		}
+	}
+	m.ByCC = tables(m.Flows, cfg)
+	return m
+}

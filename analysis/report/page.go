@@ -1,0 +1,177 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+)
+
+// maxSummaryGroups keeps the summary on one screen in big topologies.
+const maxSummaryGroups = 6
+
+// SummaryLines are shown on screen and at the top of the pages.
+func (a *Analysis) SummaryLines() []string {
+	var l []string
+	complete := 0
+	for _, f := range a.Flows {
+		if f.Complete {
+			complete++
+		}
+	}
+	var pk uint64
+	for _, c := range a.Captures {
+		pk += c.Packets
+	}
+	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
+	for _, c := range a.ByCC {
+		l = append(l, fmt.Sprintf("%-15s %5d/%-5d complete  slowdown p50 %s  p99 %s  p99.9 %s | short p99.9 %s | long p99 %s",
+			c.CC, c.Complete, c.Flows, fmtF(c.Slowdown.All.P50.F()), fmtF(c.Slowdown.All.P99.F()), fmtF(c.Slowdown.All.P999.F()),
+			fmtF(c.Slowdown.Short.P999.F()), fmtF(c.Slowdown.Long.P99.F())))
+	}
+	for gi, g := range a.Fairness {
+		if gi == maxSummaryGroups {
+			l = append(l, fmt.Sprintf("... and %d more bottlenecks (fairness.csv)", len(a.Fairness)-gi))
+			break
+		}
+		first := "never"
+		if g.FirstFair >= 0 {
+			first = fmt.Sprintf("at %.2f ms", ms(g.FirstFair))
+		}
+		l = append(l, fmt.Sprintf("fairness %s: %d flows, Jain >= %g held first %s", g.Bottleneck, len(g.Flows), a.Config.FairThreshold, first))
+	}
+	for _, r := range a.INT {
+		l = append(l, fmt.Sprintf("INT %s: %d options (%d forward, %d echo), %d records, %d invalid", r.Capture,
+			r.Stats.Packets, r.Stats.Forward, r.Stats.Echo, r.Stats.Records, r.Stats.Invalid))
+	}
+	if len(a.Mismatches) > 0 {
+		l = append(l, fmt.Sprintf("%d flows where flows.csv and the captures disagree (see mismatches.csv)", len(a.Mismatches)))
+	}
+	for _, w := range a.Warnings {
+		l = append(l, "warning: "+w)
+	}
+	return l
+}
+
+func (t Table) markdown(b *bytes.Buffer) {
+	fmt.Fprintf(b, "\n### %s\n\n", t.Title)
+	if len(t.Rows) == 0 {
+		b.WriteString("(none)\n")
+		return
+	}
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat(" --- |", len(t.Header)) + "\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+}
+
+func (t Table) html(b *bytes.Buffer) {
+	fmt.Fprintf(b, "<h3>%s</h3>\n", html.EscapeString(t.Title))
+	if len(t.Rows) == 0 {
+		b.WriteString("<p>(none)</p>\n")
+		return
+	}
+	b.WriteString("<table><thead><tr>")
+	for _, h := range t.Header {
+		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+	}
+	b.WriteString("</tr></thead><tbody>\n")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for _, c := range r {
+			fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table>\n")
+}
+
+func (a *Analysis) pageTables() []Table {
+	ts := []Table{a.ClassTable(), a.SideBySide(), nonEmptyBins(a.BinTable(false)), a.BinTable(true), a.FairnessTable()}
+	if len(a.Queues) > 0 {
+		ts = append(ts, a.QueueTable())
+	}
+	if len(a.INT) > 0 {
+		ts = append(ts, a.INTTable())
+	}
+	if len(a.Mismatches) > 0 {
+		ts = append(ts, a.MismatchTable())
+	}
+	return ts
+}
+
+func (a *Analysis) title() string {
+	if a.RunID != "" {
+		return "cclab analysis of run " + a.RunID
+	}
+	return "cclab analysis"
+}
+
+// Markdown is report.md: the summary, the tables, and links to the figures.
+func (a *Analysis) Markdown(figs []Figure) []byte {
+	var b bytes.Buffer
+	zero := "each variant's first flow start"
+	if a.Origin != 0 {
+		zero = time.Unix(0, a.Origin).UTC().Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(&b, "# %s\n\nSource: `%s`. Time zero: %s. Slowdown = FCT / ideal FCT (HPCC's definition), clamped at >= 1; percentiles are nearest-rank.\n\n",
+		a.title(), a.Source, zero)
+	b.WriteString("```\n" + strings.Join(a.SummaryLines(), "\n") + "\n```\n")
+	for _, t := range a.pageTables() {
+		t.markdown(&b)
+	}
+	b.WriteString("\n## Figures\n")
+	for _, f := range figs {
+		fmt.Fprintf(&b, "\n![%s](figures/%s.png)\n", f.Caption, f.Name)
+	}
+	return b.Bytes()
+}
+
+const pageStyle = `body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}pre{background:#f7f7f7;padding:1em;overflow-x:auto}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:1em}.figs figure{margin:0}
+.figs svg{width:100%;height:auto}figcaption{font-size:13px;color:#555}`
+
+// HTML is one self-contained page: tables and every figure as inline SVG.
+func (a *Analysis) HTML(figs []Figure) []byte {
+	var b bytes.Buffer
+	t := html.EscapeString(a.title())
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", t, pageStyle, t)
+	fmt.Fprintf(&b, "<p>Source: <code>%s</code>. Slowdown = FCT / ideal FCT (HPCC's definition), clamped at &ge; 1; percentiles are nearest-rank.</p>\n", html.EscapeString(a.Source))
+	b.WriteString("<pre>" + html.EscapeString(strings.Join(a.SummaryLines(), "\n")) + "</pre>\n")
+	b.WriteString("<h2>Figures</h2>\n<div class=\"figs\">\n")
+	for _, f := range figs {
+		fmt.Fprintf(&b, "<figure>%s<figcaption>%s</figcaption></figure>\n", inlineSVG(f.SVG), html.EscapeString(f.Caption))
+	}
+	b.WriteString("</div>\n<h2>Tables</h2>\n")
+	for _, tb := range a.pageTables() {
+		tb.html(&b)
+	}
+	b.WriteString("</body></html>\n")
+	return b.Bytes()
+}
+
+// inlineSVG drops the XML prolog so the SVG can sit inside HTML.
+func inlineSVG(svg []byte) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i > 0 {
+		s = s[i:]
+	}
+	return s
+}
+
+// nonEmptyBins drops the bins without flows from a page table (the CSV
+// keeps them so tables of different runs line up).
+func nonEmptyBins(t Table) Table {
+	rows := t.Rows[:0:0]
+	for _, r := range t.Rows {
+		if r[4] != "0" {
+			rows = append(rows, r)
+		}
+	}
+	t.Rows = rows
+	return t
+}

@@ -1,0 +1,279 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/afpacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"cclab/analysis/pcapflows"
+	"cclab/internal/nsexec"
+	"cclab/internal/runid"
+	"cclab/internal/units"
+	"cclab/orchestrator/topology"
+)
+
+// newNamedNetns creates a named namespace without leaving the calling
+// thread in it.
+func newNamedNetns(t *testing.T, name string) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	h, err := netns.NewNamed(name)
+	if err != nil {
+		t.Fatalf("create netns %s: %v", name, err)
+	}
+	h.Close()
+	if err := netns.Set(orig); err != nil {
+		t.Fatalf("back to the original netns: %v", err)
+	}
+	t.Cleanup(func() { netns.DeleteNamed(name) })
+}
+
+// twoHosts builds namespaces a and b joined by a veth pair, 10.77.0.1 and
+// 10.77.0.2, and returns their names.
+func twoHosts(t *testing.T) (string, string) {
+	id := runid.New()
+	a, b := id.Netns("ha"), id.Netns("hb")
+	newNamedNetns(t, a)
+	newNamedNetns(t, b)
+	bns, err := netns.GetFromName(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bns.Close()
+	setup := func(name, addr string) error {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			return err
+		}
+		pfx, _ := netlink.ParseAddr(addr)
+		if err := netlink.AddrAdd(l, pfx); err != nil {
+			return err
+		}
+		if lo, err := netlink.LinkByName("lo"); err == nil {
+			netlink.LinkSetUp(lo)
+		}
+		return netlink.LinkSetUp(l)
+	}
+	err = nsexec.Do(a, func() error {
+		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "va"}, PeerName: "vb"}
+		if err := netlink.LinkAdd(v); err != nil {
+			return fmt.Errorf("add veth: %w", err)
+		}
+		peer, err := netlink.LinkByName("vb")
+		if err != nil {
+			return err
+		}
+		if err := netlink.LinkSetNsFd(peer, int(bns)); err != nil {
+			return fmt.Errorf("move vb: %w", err)
+		}
+		return setup("va", "10.77.0.1/24")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nsexec.Do(b, func() error { return setup("vb", "10.77.0.2/24") }); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+// capture records headers-only packets on iface in namespace ns into a
+// pcap file until stop is called.
+func capture(t *testing.T, ns, iface, path string) (stop func()) {
+	t.Helper()
+	var tp *afpacket.TPacket
+	err := nsexec.Do(ns, func() error {
+		var err error
+		tp, err = afpacket.NewTPacket(afpacket.OptInterface(iface), afpacket.OptFrameSize(4096),
+			afpacket.OptBlockSize(4096*128), afpacket.OptNumBlocks(16), afpacket.OptPollTimeout(50*time.Millisecond))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("afpacket in %s: %v", ns, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pcapgo.NewWriterNanos(f)
+	w.WriteFileHeader(128, layers.LinkTypeEthernet)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			data, ci, err := tp.ZeroCopyReadPacketData()
+			if err == nil {
+				if len(data) > 128 {
+					data = data[:128]
+				}
+				ci.CaptureLength = len(data)
+				w.WritePacket(ci, data)
+				continue
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if !errors.Is(err, afpacket.ErrTimeout) {
+				t.Errorf("capture: %v", err)
+				return
+			}
+		}
+	}()
+	return func() {
+		time.Sleep(100 * time.Millisecond) // let the last ACKs land
+		close(done)
+		wg.Wait()
+		tp.Close()
+		f.Close()
+	}
+}
+
+// TestRealTransferThroughTheWholeAnalysis runs real kernel TCP transfers
+// between two namespaces, captures them with afpacket at the sender,
+// writes a run directory with the application's own timings, and checks
+// the analysis finds every flow, with the right size, complete, and
+// within a millisecond of what the application measured.
+func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root (namespaces, veth, AF_PACKET)")
+	}
+	a, b := twoHosts(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pcap"), 0o755)
+	stop := capture(t, a, "va", filepath.Join(dir, "pcap", "h0-va.pcap"))
+
+	var ln net.Listener
+	if err := nsexec.Do(b, func() error {
+		var err error
+		ln, err = net.Listen("tcp4", "10.77.0.2:5001")
+		return err
+	}); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		size       int
+		port       int
+		start, end int64 // CLOCK_REALTIME ns
+	}
+	sizes := []int{3_000, 100_000, 2_000_000}
+	results := make([]result, len(sizes))
+	readDone := make(chan int64, 1)
+	go func() {
+		for range sizes {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n, _ := io.Copy(io.Discard, c)
+			readDone <- time.Now().UnixNano()
+			_ = n
+			c.Close()
+		}
+	}()
+	buf := make([]byte, 2_000_000)
+	for i, size := range sizes {
+		var c net.Conn
+		start := time.Now().UnixNano()
+		if err := nsexec.Do(a, func() error {
+			var err error
+			c, err = net.Dial("tcp4", "10.77.0.2:5001")
+			return err
+		}); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		if _, err := c.Write(buf[:size]); err != nil {
+			t.Fatal(err)
+		}
+		c.(*net.TCPConn).CloseWrite()
+		end := <-readDone
+		c.Close()
+		results[i] = result{size: size, port: c.LocalAddr().(*net.TCPAddr).Port, start: start, end: end}
+	}
+	stop()
+
+	// The run directory: the app's clock here is realtime, so offset 0.
+	plan := &topology.Plan{Name: "pair", Kind: "star",
+		Nodes: []topology.Node{{Name: "h0", Role: topology.Host, Addr: netip.MustParseAddr("10.77.0.1")},
+			{Name: "h1", Role: topology.Host, Addr: netip.MustParseAddr("10.77.0.2")}},
+		Links: []topology.Link{{A: topology.Port{Node: "h0", Iface: "va"}, B: topology.Port{Node: "h1", Iface: "vb"}, Rate: units.Rate(10e9)}}}
+	rj, _ := json.Marshal(map[string]any{"id": "real", "clock_offset_ns": 0, "topology": plan})
+	os.WriteFile(filepath.Join(dir, "run.json"), rj, 0o644)
+	var csv strings.Builder
+	csv.WriteString(strings.Join(flowsHeader, ",") + "\n")
+	for i, r := range results {
+		fmt.Fprintf(&csv, "r%d,h0,h1,10.77.0.1,%d,10.77.0.2,5001,%d,cubic,%d,%d,%d,,ok,test\n", i, r.port, r.size, r.start, r.end, r.end-r.start)
+	}
+	os.WriteFile(filepath.Join(dir, "flows.csv"), []byte(csv.String()), 0o644)
+
+	c, err := pcapflows.ReadFile(context.Background(), filepath.Join(dir, "pcap", "h0-va.pcap"), pcapflows.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Flows) != len(sizes) {
+		t.Fatalf("%d flows in the capture, want %d: %+v", len(c.Flows), len(sizes), c.Flows)
+	}
+	for i, f := range c.Flows {
+		r := results[i]
+		if f.Status != pcapflows.StatusComplete || !f.HandshakeSeen || f.Bytes != uint64(r.size) || f.Client.Port() != uint16(r.port) {
+			t.Errorf("flow %d: %+v, want %d bytes complete from port %d", i, f, r.size, r.port)
+		}
+		// The SYN leaves after the app's start; the sender sees the last
+		// ACK about when the receiver has read the data.
+		if f.Start < r.start || f.Start-r.start > int64(50*time.Millisecond) {
+			t.Errorf("flow %d: SYN %d ns after the app's start", i, f.Start-r.start)
+		}
+		if d := f.FCT - time.Duration(r.end-r.start); d > 20*time.Millisecond || d < -20*time.Millisecond {
+			t.Errorf("flow %d: pcap FCT %v, app FCT %v", i, f.FCT, time.Duration(r.end-r.start))
+		}
+	}
+	an, err := AnalyzeRun(context.Background(), dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range an.Flows {
+		if !f.Complete || f.PcapStatus != "complete" || f.Capture != "h0-va.pcap" || f.Slowdown.F() < 1 {
+			t.Errorf("analysed flow %+v", f)
+		}
+	}
+	for _, m := range an.Mismatches {
+		if !strings.Contains(m.Reason, "more than one base RTT") {
+			t.Errorf("mismatch %+v", m)
+		}
+	}
+	t.Logf("%d packets captured; FCTs app/pcap: %v", c.Packets, func() (s []string) {
+		for i, f := range c.Flows {
+			s = append(s, fmt.Sprintf("%v/%v", time.Duration(results[i].end-results[i].start), f.FCT))
+		}
+		return
+	}())
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"cclab/analysis/ideal"
+	"cclab/analysis/metrics"
+	"cclab/analysis/series"
+	"cclab/orchestrator/topology"
+)
+
+// Config tunes an analysis. Zero fields take the defaults of Defaults.
+type Config struct {
+	Window        time.Duration   // throughput and fairness window
+	FairThreshold float64         // Jain index counted as fair
+	FairHold      time.Duration   // how long it must stay fair
+	EqualPct      float64         // width of equal-count bins, % of flows
+	Edges         []uint64        // fixed bin edges
+	Classes       metrics.Classes // short and long flows
+	// For captures without a run: the slowest link rate and base RTT
+	// (or a topology plan giving them per path), and the framing.
+	BottleneckBps uint64
+	BaseRTT       time.Duration
+	Framing       ideal.Framing
+	Plan          *topology.Plan
+	// Progress, when set, is told what is being done on long work.
+	Progress func(msg string)
+}
+
+// Defaults fills the zero fields of c.
+func (c Config) Defaults() Config {
+	if c.Window == 0 {
+		c.Window = time.Millisecond
+	}
+	if c.FairThreshold == 0 {
+		c.FairThreshold = 0.95
+	}
+	if c.FairHold == 0 {
+		c.FairHold = 10 * c.Window
+	}
+	if c.EqualPct == 0 {
+		c.EqualPct = 5
+	}
+	if c.Edges == nil {
+		c.Edges = metrics.PowerTCPEdges
+	}
+	if c.Classes == (metrics.Classes{}) {
+		c.Classes = metrics.DefaultClasses
+	}
+	if c.Framing.MSS == 0 {
+		c.Framing = ideal.DefaultFraming
+	}
+	return c
+}
+
+// Flow is one flow as the analysis sees it.
+type Flow struct {
+	ID              string         `json:"id"`
+	Src             string         `json:"src,omitempty"` // host names, when known
+	Dst             string         `json:"dst,omitempty"`
+	Client          netip.AddrPort `json:"client"`
+	Server          netip.AddrPort `json:"server"`
+	Size            uint64         `json:"size_bytes"`
+	CC              string         `json:"cc,omitempty"`
+	Group           string         `json:"group,omitempty"`
+	Status          string         `json:"status"`
+	Complete        bool           `json:"complete"`
+	TimingSource    string         `json:"timing_source"` // app (flows.csv) or pcap
+	Start           int64          `json:"start_ns"`      // capture clock
+	End             int64          `json:"end_ns"`
+	FCT             time.Duration  `json:"fct_ns"`
+	Ideal           time.Duration  `json:"ideal_fct_ns"`
+	Slowdown        metrics.Num    `json:"slowdown"` // NaN (null in JSON) when not complete or no ideal
+	BaseRTT         time.Duration  `json:"base_rtt_ns"`
+	Bottleneck      string         `json:"bottleneck,omitempty"`
+	Capture         string         `json:"capture,omitempty"`          // capture the packet timings came from (the initiator's)
+	DeliveryCapture string         `json:"delivery_capture,omitempty"` // capture throughput and fairness came from (where the data arrived)
+	PcapStatus      string         `json:"pcap_status,omitempty"`
+	PcapFCT         time.Duration  `json:"pcap_fct_ns"`
+	Retransmits     uint64         `json:"retransmits"`
+	RetransBytes    uint64         `json:"retrans_bytes"`
+
+	tkey   wkey // the capture the timings come from
+	key    wkey // the capture the delivered bytes come from
+	hasKey bool
+	active series.Interval
+}
+
+// CCTable is the slowdown tables of one congestion control.
+type CCTable struct {
+	CC         string            `json:"cc"`
+	Flows      int               `json:"flows"`
+	Complete   int               `json:"complete"`
+	Slowdown   metrics.ShortLong `json:"slowdown"`
+	FixedBins  []metrics.Bin     `json:"fixed_bins"`
+	EqualBins  []metrics.Bin     `json:"equal_count_bins"`
+	FCTSummary metrics.Summary   `json:"fct_ns"`
+}
+
+// Mismatch is a flow whose application and packet timings disagree by more
+// than one base RTT, or that the application finished but the capture did
+// not show finishing.
+type Mismatch struct {
+	Flow       string        `json:"flow"`
+	Reason     string        `json:"reason"`
+	AppFCT     time.Duration `json:"app_fct_ns"`
+	PcapFCT    time.Duration `json:"pcap_fct_ns"`
+	StartDelta time.Duration `json:"start_delta_ns"` // pcap start - app start
+	EndDelta   time.Duration `json:"end_delta_ns"`
+	RTT        time.Duration `json:"base_rtt_ns"`
+}
+
+// Convergence is the time the flows sharing a bottleneck took to become
+// fair after the set of active flows changed.
+type Convergence struct {
+	At        time.Duration `json:"at_ns"` // the change, from the origin
+	Flows     int           `json:"flows"` // flows active after it
+	Converged bool          `json:"converged"`
+	After     time.Duration `json:"after_ns"` // time to fairness from At
+}
+
+// FairGroup is the flows sharing one bottleneck.
+type FairGroup struct {
+	Bottleneck  string             `json:"bottleneck"`
+	Flows       []string           `json:"flows"`
+	Jain        []series.JainPoint `json:"jain"`
+	FirstFair   time.Duration      `json:"first_fair_ns"` // -1 when never
+	Convergence []Convergence      `json:"convergence"`
+}
+
+// FlowSeries is a flow's throughput over time.
+type FlowSeries struct {
+	Flow   string          `json:"flow"`
+	CC     string          `json:"cc,omitempty"`
+	Points []metrics.Point `json:"points"` // bit/s per window
+}
+
+// LinkSeries is what one address sent, as seen in one capture.
+type LinkSeries struct {
+	Capture     string          `json:"capture"`
+	Sender      string          `json:"sender"`
+	RateBps     uint64          `json:"rate_bps"` // the sender's link rate, 0 if unknown
+	Points      []metrics.Point `json:"points"`   // bit/s per window
+	Utilisation metrics.Summary `json:"utilisation"`
+}
+
+// CaptureInfo summarises one capture file.
+type CaptureInfo struct {
+	File       string `json:"file"`
+	Format     string `json:"format"`
+	Packets    uint64 `json:"packets"`
+	TCPPackets uint64 `json:"tcp_packets"`
+	Skipped    uint64 `json:"skipped"`
+	Flows      int    `json:"flows"`
+}
+
+// Analysis is everything computed from a run or captures.
+type Analysis struct {
+	Source     string         `json:"source"` // the run directory or the captures
+	RunID      string         `json:"run_id,omitempty"`
+	Origin     int64          `json:"origin_ns"` // time zero of every series (capture clock)
+	Window     time.Duration  `json:"window_ns"`
+	Config     ConfigEcho     `json:"config"`
+	Captures   []CaptureInfo  `json:"captures"`
+	Flows      []Flow         `json:"flows"`
+	ByCC       []CCTable      `json:"by_cc"`
+	Mismatches []Mismatch     `json:"mismatches"`
+	Fairness   []FairGroup    `json:"fairness"`
+	Throughput []FlowSeries   `json:"-"`
+	Links      []LinkSeries   `json:"-"`
+	Queues     []series.Queue `json:"-"`
+	Traces     []series.Trace `json:"-"`
+	INT        []INTReport    `json:"int"`
+	Warnings   []string       `json:"warnings"`
+}
+
+// INTReport is what the INT options in one capture said.
+type INTReport struct {
+	Capture string            `json:"capture"`
+	Stats   series.INTStats   `json:"stats"`
+	Queues  []series.INTQueue `json:"queues"`
+}
+
+// ConfigEcho records the parameters the numbers depend on.
+type ConfigEcho struct {
+	WindowNs      int64           `json:"window_ns"`
+	FairThreshold float64         `json:"fair_threshold"`
+	FairHoldNs    int64           `json:"fair_hold_ns"`
+	EqualPct      float64         `json:"equal_count_pct"`
+	Classes       metrics.Classes `json:"classes"`
+}
+
+// ErrEmpty is a run or capture with no flows to analyse.
+var ErrEmpty = errors.New("no flows: nothing to analyse")
+
+// ShortFlowP999 is the headline of the seeds' tables.
+func (t CCTable) ShortFlowP999() float64 { return t.Slowdown.Short.P999.F() }
