@@ -18,6 +18,10 @@ import (
 
 // Defaults for what a file may leave out.
 const (
+	DefaultQueueSample = time.Millisecond
+	MinQueueSample     = 100 * time.Microsecond
+	MaxQueueSample     = 10 * time.Millisecond
+
 	DefaultCC      = "cubic"
 	DefaultSeed    = 1
 	DefaultTimeout = 30 * time.Second
@@ -89,6 +93,13 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
 	type plain Hosts
 	return decodeStrict(n, (*plain)(h))
+}
+
+// UnmarshalYAML decodes strictly and remembers the line.
+func (sw *Switch) UnmarshalYAML(n *yaml.Node) error {
+	type plain Switch
+	sw.Line = n.Line
+	return decodeStrict(n, (*plain)(sw))
 }
 
 // UnmarshalYAML decodes strictly.
@@ -174,6 +185,9 @@ func (e *Experiment) validate() error {
 	}
 	if e.Timeout == 0 {
 		e.Timeout = units.Duration(DefaultTimeout)
+	}
+	if err := e.Switch.validate(&e.Hosts); err != nil {
+		return err
 	}
 	if e.Capture.Snaplen == 0 {
 		e.Capture.Snaplen = DefaultSnaplen
@@ -339,4 +353,24 @@ func (e *Experiment) CCs() []string {
 		add(en.CC)
 	}
 	return out
+}
+
+// validate checks the switch section and derives host defaults from it:
+// with INT on, TCP timestamps default to off so that all 40 bytes of option
+// space carry records (tcopt/README.md).
+func (sw *Switch) validate(h *Hosts) error {
+	if sw == nil {
+		return nil
+	}
+	if sw.QueueSample == 0 {
+		sw.QueueSample = units.Duration(DefaultQueueSample)
+	}
+	if d := sw.QueueSample.D(); d < MinQueueSample || d > MaxQueueSample {
+		return errAt(sw.Line, "queue_sample %v is outside %v..%v", d, MinQueueSample, MaxQueueSample)
+	}
+	if sw.INT && h.TCPTimestamps == nil {
+		off := false
+		h.TCPTimestamps = &off
+	}
+	return nil
 }

@@ -54,6 +54,27 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+func TestParseSwitch(t *testing.T) {
+	src := good + "switch:\n  int: true\n  ecn_threshold: 30KB\ntrace: true\n"
+	src = strings.Replace(src, "  tcp_timestamps: false\n", "", 1)
+	e, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := e.Switch
+	if sw == nil || !sw.INT || sw.ECNThreshold != 30000 || sw.QueueSample.D() != DefaultQueueSample || !e.Trace {
+		t.Fatalf("switch %+v trace %v", sw, e.Trace)
+	}
+	// INT wants all 40 option bytes: timestamps default to off.
+	if On(e.Hosts.TCPTimestamps, true) {
+		t.Fatal("INT left TCP timestamps on by default")
+	}
+	e, err = Parse("f.yaml", []byte(good))
+	if err != nil || e.Switch != nil || e.Trace {
+		t.Fatalf("no switch section: %+v %v", e.Switch, err)
+	}
+}
+
 // Every bad input is reported with the file and the line of the culprit.
 func TestParseBad(t *testing.T) {
 	head := "name: t\ntopology: x.yaml\nworkload:\n"
@@ -93,6 +114,9 @@ func TestParseBad(t *testing.T) {
 		{"name: t\n  topology: [\n", "f.yaml:2:"},
 		{head + "  - name: a\n    tool: netperf\n    long: {src: a, dst: b, stop: 1s}\n", "f.yaml:4: workload entry \"a\": tool \"netperf\""},
 		{"name: t\ntopology: x.yaml\nworkload: []\n---\nname: u\n", "f.yaml:4: a second YAML document"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  queue_sample: 50us\nworkload: []\n", "f.yaml:4: queue_sample 50µs is outside"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  ecn: 3\n", "f.yaml:5: unknown field \"ecn\""},
+		{"name: t\ntopology: x.yaml\nswitch: {ecn_threshold: 30}\n", "f.yaml:3: size \"30\" has no unit"},
 	}
 	for _, c := range cases {
 		_, err := Parse("f.yaml", []byte(c.in))

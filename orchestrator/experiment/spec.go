@@ -14,6 +14,8 @@ type Experiment struct {
 	Hosts       Hosts          `yaml:"hosts" json:"hosts"`
 	Capture     Capture        `yaml:"capture" json:"capture"`
 	Timeout     units.Duration `yaml:"timeout" json:"timeout_ns"` // a flow not done this long after its start fails
+	Switch      *Switch        `yaml:"switch" json:"switch,omitempty"`
+	Trace       bool           `yaml:"trace" json:"trace"` // per-ACK law trace into cc_trace.csv
 	Workload    []Entry        `yaml:"workload" json:"workload"`
 
 	// File is the path the experiment was read from; TopologyPath the
@@ -37,6 +39,15 @@ type Hosts struct {
 type Capture struct {
 	Enabled *bool      `yaml:"enabled" json:"enabled"`
 	Snaplen units.Size `yaml:"snaplen" json:"snaplen"`
+}
+
+// Switch turns on the tc-eBPF software switch (tcopt/) on every switch
+// egress port: queue telemetry always, INT records and ECN marking on demand.
+type Switch struct {
+	INT          bool           `yaml:"int" json:"int"`                      // stamp INT records; hosts reserve and echo them
+	ECNThreshold units.Size     `yaml:"ecn_threshold" json:"ecn_threshold"`  // CE-mark above K bytes at dequeue; 0: off
+	QueueSample  units.Duration `yaml:"queue_sample" json:"queue_sample_ns"` // queues.csv period
+	Line         int            `yaml:"-" json:"-"`
 }
 
 // An Entry is one item of the workload; exactly one of its kinds is set.
