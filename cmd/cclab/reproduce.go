@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"cclab/orchestrator/reproduce"
+)
+
+func newReproduceCmd() *cobra.Command {
+	var out, docs, root string
+	var asJSON, noPage, list bool
+	cmd := &cobra.Command{
+		Use:   "reproduce NAME...|all",
+		Short: "Run the seeds' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
+		Long: `reproduce runs the reproduction suite's experiments (or the named ones),
+analyses every run, checks each paper claim against the measurements
+(agrees, disagrees, could not run and why) and regenerates docs/results.md,
+its figures under docs/results/ and the health section of
+docs/reproduction.md. Laws the experiments compare must be loaded first
+(cclab cc load); those that are not are reported, never faked.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				return printList(cmd.OutOrStdout())
+			}
+			if len(args) == 0 {
+				return fmt.Errorf("name an experiment or all (--list shows them)")
+			}
+			exps, err := reproduce.Find(args)
+			if err != nil {
+				return err
+			}
+			if root == "" {
+				if root, err = findRoot(); err != nil {
+					return err
+				}
+			}
+			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion()}
+			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
+			if !noPage && len(outs) > 0 {
+				if docs == "" {
+					docs = filepath.Join(root, "docs")
+				}
+				if err := reproduce.Publish(outs, docs); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", filepath.Join(docs, reproduce.ResultsPage))
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(outs); err != nil {
+					return err
+				}
+			} else {
+				printVerdicts(cmd.OutOrStdout(), outs)
+			}
+			return runErr
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&out, "out", filepath.Join("results", "reproduce"), "parent directory of the run directories")
+	fl.StringVar(&docs, "docs", "", "where results.md, results/ and reproduction.md are (default ROOT/docs)")
+	fl.StringVar(&root, "root", "", "the cclab repository holding experiments/reproduce (default: found from the working directory)")
+	fl.BoolVar(&asJSON, "json", false, "print the outcomes as JSON")
+	fl.BoolVar(&noPage, "no-page", false, "do not regenerate the results page")
+	fl.BoolVar(&list, "list", false, "list the experiments")
+	return cmd
+}
+
+// findRoot walks up from the working directory to the directory holding
+// experiments/reproduce.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, "experiments", "reproduce")); err == nil && st.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no experiments/reproduce above %s: run from the cclab repository or give --root", dir)
+		}
+	}
+}
+
+func printList(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPAPER\tCOMPARES")
+	for _, e := range append(reproduce.All(), reproduce.Smoke()) {
+		var ccs []string
+		for _, n := range e.Needs {
+			ccs = append(ccs, n.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Paper, strings.Join(ccs, " "))
+	}
+	return tw.Flush()
+}
+
+func printVerdicts(w io.Writer, outs []*reproduce.Outcome) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPERIMENT\tCLAIM\tVERDICT\tMEASURED / WHY")
+	for _, o := range outs {
+		for _, c := range o.Claims {
+			m := c.Measured
+			if c.Reason != "" {
+				m = strings.TrimSpace(m + " " + c.Reason)
+			}
+			if len(m) > 110 {
+				m = m[:107] + "..."
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Name, c.ID, c.Verdict, m)
+		}
+	}
+	tw.Flush()
+}

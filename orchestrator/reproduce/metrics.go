@@ -1,0 +1,297 @@
+package reproduce
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"cclab/analysis/metrics"
+	"cclab/analysis/report"
+	"cclab/analysis/series"
+)
+
+// Metrics are one variant's measured numbers by name; NaN when the run
+// did not give what the metric needs.
+type Metrics map[string]float64
+
+// Get returns the metric, NaN when absent.
+func (m Metrics) Get(name string) float64 {
+	if v, ok := m[name]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+var nan = math.NaN()
+
+// view is one variant's analysis with the helpers the metrics use.
+type view struct {
+	a       *report.Analysis
+	rateBps float64 // the bottleneck link's rate
+}
+
+// groupFlows returns the flows of a workload entry (all when group is "").
+func (v view) groupFlows(group string) []report.Flow {
+	var out []report.Flow
+	for _, f := range v.a.Flows {
+		if group == "" || f.Group == group {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// rel is a capture-clock time relative to the analysis origin.
+func (v view) rel(t int64) time.Duration { return time.Duration(t - v.a.Origin) }
+
+// groupStart is the earliest start of a group, relative to the origin.
+func (v view) groupStart(group string) (time.Duration, bool) {
+	fs := v.groupFlows(group)
+	if len(fs) == 0 {
+		return 0, false
+	}
+	t := int64(math.MaxInt64)
+	for _, f := range fs {
+		t = min(t, f.Start)
+	}
+	return v.rel(t), true
+}
+
+// groupEnd is the latest end of a group's complete flows.
+func (v view) groupEnd(group string) (time.Duration, bool) {
+	var t int64
+	ok := false
+	for _, f := range v.groupFlows(group) {
+		if f.Complete {
+			t, ok = max(t, f.End), true
+		}
+	}
+	return v.rel(t), ok
+}
+
+// baseRTT is the largest base RTT of the run's flows (the ideal FCT's).
+func (v view) baseRTT() time.Duration {
+	var b time.Duration
+	for _, f := range v.a.Flows {
+		b = max(b, f.BaseRTT)
+	}
+	return b
+}
+
+// bottleneckQueue is the switch port whose queue reached the highest
+// peak: in the suite's stars the port towards the receiver.
+func (v view) bottleneckQueue() *series.Queue {
+	var best *series.Queue
+	for i := range v.a.Queues {
+		q := &v.a.Queues[i]
+		if best == nil || q.Summary.Max.F() > best.Summary.Max.F() {
+			best = q
+		}
+	}
+	return best
+}
+
+// queuePeak is the largest queue sample in [from, to).
+func queuePeak(q *series.Queue, from, to time.Duration) float64 {
+	p := nan
+	for _, s := range q.Samples {
+		if s.T >= from && s.T < to && (math.IsNaN(p) || s.V > p) {
+			p = s.V
+		}
+	}
+	return p
+}
+
+// drainTime is the time from `from` until the queue, after its peak in
+// [from, to), first falls to at most thresh bytes; NaN if it never does
+// before `to`.
+func drainTime(q *series.Queue, from, to time.Duration, thresh float64) float64 {
+	peakAt, peak := time.Duration(-1), -1.0
+	for _, s := range q.Samples {
+		if s.T >= from && s.T < to && s.V > peak {
+			peak, peakAt = s.V, s.T
+		}
+	}
+	if peakAt < 0 {
+		return nan
+	}
+	for _, s := range q.Samples {
+		if s.T > peakAt && s.T < to && s.V <= thresh {
+			return float64(s.T - from)
+		}
+	}
+	return nan
+}
+
+// queueQuantile is the p-th percentile of the queue samples in [from, to).
+func queueQuantile(q *series.Queue, from, to time.Duration, p float64) float64 {
+	var vs []float64
+	for _, s := range q.Samples {
+		if s.T >= from && s.T < to {
+			vs = append(vs, s.V)
+		}
+	}
+	sort.Float64s(vs)
+	if len(vs) == 0 {
+		return nan
+	}
+	return metrics.Percentile(vs, p)
+}
+
+// txUtilisation is the mean transmit rate of the port in [from, to) over
+// the link rate.
+func txUtilisation(q *series.Queue, from, to time.Duration, rate float64) float64 {
+	var sum float64
+	n := 0
+	for _, s := range q.TxRate {
+		if s.T >= from && s.T < to {
+			sum += s.V
+			n++
+		}
+	}
+	if n == 0 || rate <= 0 {
+		return nan
+	}
+	return sum / float64(n) / rate
+}
+
+// recovery is the time from `after` until the flow's delivered rate first
+// reaches frac of the link rate in a window; NaN if it never does.
+func (v view) recovery(flowID string, after time.Duration, frac float64) float64 {
+	for _, s := range v.a.Throughput {
+		if s.Flow != flowID {
+			continue
+		}
+		for _, p := range s.Points {
+			if p.T >= after && p.V >= frac*v.rateBps {
+				return float64(p.T - after)
+			}
+		}
+	}
+	return nan
+}
+
+// fctPercentile is the p-th percentile FCT (ns) of a group's complete flows.
+func (v view) fctPercentile(group string, p float64) float64 {
+	var vs []float64
+	for _, f := range v.groupFlows(group) {
+		if f.Complete {
+			vs = append(vs, float64(f.FCT))
+		}
+	}
+	sort.Float64s(vs)
+	if len(vs) == 0 {
+		return nan
+	}
+	return metrics.Percentile(vs, p)
+}
+
+// slowdownPercentile is the p-th percentile slowdown of the complete flows
+// with size in [lo, hi) (hi 0: no upper bound), and how many there were.
+func (v view) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
+	var vs []float64
+	for _, f := range v.a.Flows {
+		s := f.Slowdown.F()
+		if !f.Complete || math.IsNaN(s) || f.Size < lo || (hi > 0 && f.Size >= hi) {
+			continue
+		}
+		vs = append(vs, s)
+	}
+	sort.Float64s(vs)
+	if len(vs) == 0 {
+		return nan, 0
+	}
+	return metrics.Percentile(vs, p), len(vs)
+}
+
+// failed counts the flows that did not complete.
+func (v view) failed() int {
+	n := 0
+	for _, f := range v.a.Flows {
+		if !f.Complete {
+			n++
+		}
+	}
+	return n
+}
+
+// fairGroup is the bottleneck group with the most flows.
+func (v view) fairGroup() *report.FairGroup {
+	var best *report.FairGroup
+	for i := range v.a.Fairness {
+		g := &v.a.Fairness[i]
+		if best == nil || len(g.Flows) > len(best.Flows) {
+			best = g
+		}
+	}
+	return best
+}
+
+// meanJain is the mean Jain index over the windows with at least two
+// flows active.
+func meanJain(g *report.FairGroup) float64 {
+	var sum float64
+	n := 0
+	for _, p := range g.Jain {
+		if x := p.Index.F(); !math.IsNaN(x) {
+			sum += x
+			n++
+		}
+	}
+	if n == 0 {
+		return nan
+	}
+	return sum / float64(n)
+}
+
+// worstConvergence is the longest time to fairness after a change of the
+// active flows, and the share of changes after which fairness was reached
+// before the next change.
+func worstConvergence(g *report.FairGroup) (worst float64, converged float64) {
+	if len(g.Convergence) == 0 {
+		return nan, nan
+	}
+	ok := 0
+	for _, c := range g.Convergence {
+		if c.Converged {
+			ok++
+			worst = max(worst, float64(c.After))
+		}
+	}
+	if ok == 0 {
+		worst = nan
+	}
+	return worst, float64(ok) / float64(len(g.Convergence))
+}
+
+// finishSpread describes start vs finish of a group's flows: the spread
+// of finish times (ns) and the share of flow pairs where the flow that
+// started later finished first (the paper's "last started finish first").
+func (v view) finishSpread(group string) (spread, inverted float64) {
+	var fs []report.Flow
+	for _, f := range v.groupFlows(group) {
+		if f.Complete {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) < 2 {
+		return nan, nan
+	}
+	lo, hi := fs[0].End, fs[0].End
+	pairs, inv := 0, 0
+	for i := range fs {
+		lo, hi = min(lo, fs[i].End), max(hi, fs[i].End)
+		for j := range fs {
+			if fs[j].Start > fs[i].Start {
+				pairs++
+				if fs[j].End < fs[i].End {
+					inv++
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		return float64(hi - lo), nan
+	}
+	return float64(hi - lo), float64(inv) / float64(pairs)
+}
