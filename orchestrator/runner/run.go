@@ -108,7 +108,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]CCJSON{}, Extensions: map[string]any{}}
-	fr := framing(rj.Hosts.TCPTimestamps)
+	fr := framing(rj.Hosts.TCPTimestamps, p.Exp.Switch != nil && p.Exp.Switch.INT)
 	rj.Framing = FramingJSON{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
 	for _, f := range v.Flows {
 		c := rj.CC[f.CC]
@@ -161,8 +161,11 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ZeroNs = zero
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
+	if p.Exp.Switch != nil {
+		exts = append(exts, &telemetry{cfg: *p.Exp.Switch})
+	}
 	if opt.Extensions != nil {
-		exts = opt.Extensions()
+		exts = append(exts, opt.Extensions()...)
 	}
 	env := &Env{ID: opt.ID, Dir: dir, CC: v.CC, Network: net, Plan: p.Plan, Flows: v.Flows, Hosts: hosts, ZeroNs: zero}
 	var started []Extension

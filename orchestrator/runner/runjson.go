@@ -82,9 +82,20 @@ func kernel() Kernel {
 }
 
 // framing: TCP timestamps take 12 bytes of every segment.
-func framing(timestamps bool) ideal.Framing {
+func framing(timestamps, intOption bool) ideal.Framing {
+	f := ideal.DefaultFraming
 	if timestamps {
-		return ideal.Framing{MSS: 1448, HeaderBytes: 66}
+		f = ideal.Framing{MSS: 1448, HeaderBytes: 66}
 	}
-	return ideal.DefaultFraming
+	if intOption {
+		// The INT option takes what is left of the 40 option bytes: 40
+		// without timestamps, 28 with them (tcopt/README.md).
+		opt := 40
+		if timestamps {
+			opt = 28
+		}
+		f.MSS -= opt
+		f.HeaderBytes += opt
+	}
+	return f
 }

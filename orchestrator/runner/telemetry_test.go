@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"cclab/internal/runid"
+	"cclab/tcopt"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// A 4:1 incast through the software switch with INT on: the switch samples
+// a real queue at the receiver's port into queues.csv, stamps one record
+// (star: one switch) into every data packet, the receiver's host agent
+// echoes them, the senders parse the echoes, and this process leaves the
+// run's cgroup again.
+func TestTelemetryRun(t *testing.T) {
+	exp := writeExperiment(t, "star-16.yaml", `timeout: 20s
+switch:
+  int: true
+  queue_sample: 1ms
+hosts: {gso: false, tso: false}
+workload:
+  - name: incast
+    incast: {dst: h0, fan_in: 4, size: 500KB, start: 10ms}
+`)
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	if cg, _ := os.ReadFile("/proc/self/cgroup"); strings.Contains(string(cg), string(id)) {
+		t.Fatalf("still in the run's cgroup: %s", cg)
+	}
+	if res.Runs[0].OK != 4 {
+		t.Fatalf("flows %+v", res.Runs[0])
+	}
+	dir := filepath.Join(out, string(id))
+
+	var rj struct {
+		Framing    FramingJSON `json:"framing"`
+		Extensions struct {
+			Switch TelemetryJSON `json:"switch"`
+		} `json:"extensions"`
+		Errors []string `json:"errors"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rj); err != nil {
+		t.Fatal(err)
+	}
+	if len(rj.Errors) > 0 {
+		t.Fatalf("run errors: %v", rj.Errors)
+	}
+	if rj.Framing.MSS != 1420 {
+		t.Fatalf("framing %+v, want MSS 1420 (40 option bytes for INT)", rj.Framing)
+	}
+	sw := rj.Extensions.Switch
+	var stamped uint64
+	for _, ps := range sw.Ports {
+		stamped += ps.Stamped
+	}
+	if !sw.INT || len(sw.Ports) != 17*1 || stamped == 0 || sw.QueueRows == 0 {
+		t.Fatalf("switch extension: int %v, %d ports, %d stamped, %d queue rows", sw.INT, len(sw.Ports), stamped, sw.QueueRows)
+	}
+	if sw.Agent == nil || sw.Agent.OptionsWritten == 0 || sw.Agent.EchoesWritten == 0 || sw.Agent.EchoesParsed == 0 {
+		t.Fatalf("agent stats %+v", sw.Agent)
+	}
+
+	// The incast queues at s0 -> h0: queues.csv must show it.
+	var peak uint64
+	for _, r := range readCSV(t, filepath.Join(dir, "queues.csv"))[1:] {
+		if r[1] == "s0" && r[2] == "h0" {
+			q, err := strconv.ParseUint(r[3], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak = max(peak, q)
+		}
+	}
+	if peak < 10_000 {
+		t.Fatalf("peak queue at s0->h0 is %d B; a 4:1 incast of 500 KB flows should queue", peak)
+	}
+
+	// h0's ACKs echo one stamped record with the port's rate. (Its capture
+	// sees data packets before the last hop's record: packet taps run
+	// before tc ingress, where the port's dequeue is stamped.)
+	f, err := os.Open(filepath.Join(dir, "pcap", "h0-eth0.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withRecord, maxQlen int
+	src := gopacket.NewPacketSource(r, layers.LinkTypeEthernet)
+	for pkt := range src.Packets() {
+		tcp, _ := pkt.Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if tcp == nil || tcp.SrcPort != flowPort {
+			continue
+		}
+		for _, o := range tcp.Options {
+			if o.OptionType != tcopt.Kind {
+				continue
+			}
+			raw := append([]byte{byte(o.OptionType), o.OptionLength}, o.OptionData...)
+			opt, err := tcopt.Parse(raw)
+			if err != nil || !opt.Echo {
+				continue
+			}
+			hops := opt.Hops()
+			if len(hops) == 1 && hops[0].RateMbps == 100 {
+				withRecord++
+				maxQlen = max(maxQlen, int(hops[0].Qlen))
+			}
+		}
+	}
+	if withRecord < 100 || maxQlen < 10_000 {
+		t.Fatalf("%d ACKs from h0 echo a 100 Mbit/s record (max qlen %d B)", withRecord, maxQlen)
+	}
+	t.Logf("peak sampled queue %d B, %d echoes captured (max echoed qlen %d B), agent %+v", peak, withRecord, maxQlen, *sw.Agent)
+}
