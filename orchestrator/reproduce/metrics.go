@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"time"
@@ -23,6 +24,18 @@ func (m Metrics) Get(name string) float64 {
 }
 
 var nan = math.NaN()
+
+// MarshalJSON leaves out the metrics that could not be measured (JSON has
+// no NaN); Get gives NaN for them again after reading back.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[k] = v
+		}
+	}
+	return json.Marshal(out)
+}
 
 // view is one variant's analysis with the helpers the metrics use.
 type view struct {

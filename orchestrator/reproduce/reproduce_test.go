@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -162,5 +163,17 @@ func TestPrepareAll(t *testing.T) {
 		if n := len(p.Variants[0].Flows); n == 0 || n > 5000 {
 			t.Errorf("%s: %d flows", e.Name, n)
 		}
+	}
+}
+
+// Metrics that could not be measured survive the store as absent values.
+func TestMetricsJSONWithoutNaN(t *testing.T) {
+	b, err := json.Marshal(Metrics{"a": math.NaN(), "b": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Metrics
+	if err := json.Unmarshal(b, &m); err != nil || !math.IsNaN(m.Get("a")) || m.Get("b") != 2 {
+		t.Fatalf("%s -> %v %v", b, m, err)
 	}
 }
