@@ -177,3 +177,28 @@ func TestMetricsJSONWithoutNaN(t *testing.T) {
 		t.Fatalf("%s -> %v %v", b, m, err)
 	}
 }
+
+// The same seed gives the same workload: every flow's endpoints, size and
+// start are identical when an experiment is prepared twice.
+func TestSameSeedSameWorkload(t *testing.T) {
+	for _, e := range All() {
+		path := filepath.Join(root, "experiments", "reproduce", e.File)
+		a, err := runner.Prepare(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := runner.Prepare(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fa, fb := a.Variants[0].Flows, b.Variants[0].Flows
+		if len(fa) != len(fb) {
+			t.Fatalf("%s: %d vs %d flows", e.Name, len(fa), len(fb))
+		}
+		for i := range fa {
+			if fa[i].Src != fb[i].Src || fa[i].Dst != fb[i].Dst || fa[i].Size != fb[i].Size || fa[i].Start != fb[i].Start {
+				t.Fatalf("%s: flow %d differs: %+v vs %+v", e.Name, i, fa[i], fb[i])
+			}
+		}
+	}
+}

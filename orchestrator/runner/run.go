@@ -180,6 +180,13 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		}
 		started = append(started, x)
 	}
+	// An extension may take seconds to start (loading and verifying BPF
+	// programs): the workload's time zero must not pass meanwhile, or
+	// every flow starts late and long flows past their stop carry nothing.
+	if now := flows.Monotonic(); now+int64(5*time.Millisecond) > zero {
+		zero = now + int64(20*time.Millisecond)
+		rj.ZeroNs, env.ZeroNs = zero, zero
+	}
 
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {

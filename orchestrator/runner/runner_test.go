@@ -514,3 +514,52 @@ func TestThousandFlowIncastRun(t *testing.T) {
 	t.Logf("1000-flow incast: %d open at once, median FCT %v, p99 %v, capture drops %d",
 		open, time.Duration(res.Runs[0].MedianFCTNs), time.Duration(res.Runs[0].P99FCTNs), res.Runs[0].CaptureDrops)
 }
+
+// slowExtension takes longer to start than the workload's lead time, as
+// loading and verifying BPF programs does.
+type slowExtension struct{ d time.Duration }
+
+func (s slowExtension) Name() string { return "slow" }
+
+func (s slowExtension) Start(ctx context.Context, env *Env) error {
+	time.Sleep(s.d)
+	return nil
+}
+
+func (s slowExtension) Stop(ctx context.Context) (any, error) { return nil, nil }
+
+// A slow extension does not eat the workload's schedule: time zero is
+// taken after it started, so a long flow starting at 0 still carries data
+// and starts within a few ms of zero.
+func TestSlowExtensionKeepsSchedule(t *testing.T) {
+	exp := writeExperiment(t, "star-16.yaml", `timeout: 5s
+capture: {enabled: false}
+workload:
+  - name: long
+    long: {src: h1, dst: h0, start: 0, stop: 100ms}
+`)
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	out := t.TempDir()
+	_, err = Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20,
+		Extensions: func() []Extension { return []Extension{slowExtension{300 * time.Millisecond}} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj struct {
+		Zero int64 `json:"workload_zero_ns"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, string(id), "run.json"))
+	if err != nil || json.Unmarshal(b, &rj) != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	rows := readCSV(t, filepath.Join(out, string(id), "flows.csv"))
+	start, _ := strconv.ParseInt(rows[1][9], 10, 64)
+	if rows[1][13] != "ok" || start-rj.Zero > int64(20*time.Millisecond) || start < rj.Zero {
+		t.Fatalf("long flow: status %q, started %v after zero", rows[1][13], time.Duration(start-rj.Zero))
+	}
+}
