@@ -2,7 +2,6 @@ package reproduce
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -283,7 +282,7 @@ func vaiIncast() *Experiment {
 	var claims []Claim
 	for _, law := range []string{"hpcc", "swift"} {
 		claims = append(claims,
-			atLeast(law+"-inversion", fmt.Sprintf("Default %s: flows that start last finish first.", strings.ToUpper(law[:1])+law[1:]), law, "inverted",
+			atLeast(law+"-inversion", fmt.Sprintf("Default %s: flows that start last finish first.", map[string]string{"hpcc": "HPCC", "swift": "Swift"}[law]), law, "inverted",
 				"share of later-started flows finishing earlier", 0.5, pct, note),
 			lessThan(law+"-spread", "With VAI and SF the finish times are much closer together.", law+"_vaisf", law, "finish_spread", "finish-time spread", ms, note),
 			Claim{ID: law + "-jain", Paper: "With VAI and SF the Jain index is nearer 1 (converges much quicker).", Needs: []string{law, law + "_vaisf"}, Note: note,

@@ -151,21 +151,25 @@ func queueQuantile(q *series.Queue, from, to time.Duration, p float64) float64 {
 	return metrics.Percentile(vs, p)
 }
 
-// txUtilisation is the mean transmit rate of the port in [from, to) over
-// the link rate.
+// txUtilisation is the port's transmitted bits in [from, to) over the
+// link rate times the time covered: each TxRate point is the rate since
+// the previous sample, so it is weighted by that interval (samples are
+// not evenly spaced on a loaded machine).
 func txUtilisation(q *series.Queue, from, to time.Duration, rate float64) float64 {
-	var sum float64
-	n := 0
-	for _, s := range q.TxRate {
-		if s.T >= from && s.T < to {
-			sum += s.V
-			n++
+	var bits, span float64
+	for i := 1; i < len(q.TxRate); i++ {
+		s := q.TxRate[i]
+		if s.T <= from || s.T > to {
+			continue
 		}
+		dt := float64(s.T-q.TxRate[i-1].T) / 1e9
+		bits += s.V * dt
+		span += dt
 	}
-	if n == 0 || rate <= 0 {
+	if span == 0 || rate <= 0 {
 		return nan
 	}
-	return sum / float64(n) / rate
+	return bits / span / rate
 }
 
 // recovery is the time from `after` until the flow's delivered rate first

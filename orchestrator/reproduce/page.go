@@ -194,6 +194,17 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 	}
 	p("\n%d claims: %d agree, %d disagree, %d could not run, %d not measurable.\n",
 		counts[Agrees]+counts[Disagrees]+counts[CouldNotRun]+counts[NotMeasurable], counts[Agrees], counts[Disagrees], counts[CouldNotRun], counts[NotMeasurable])
+	if counts[Agrees]+counts[Disagrees] == 0 && len(outs) > 0 {
+		p("\n**No claim could be checked by these runs.** The tables below show what did\n")
+		p("run (the kernel's cubic, as a reference); the verdicts appear when the laws\n")
+		p("are loaded and `cclab reproduce all` runs again.\n")
+	}
+	if miss := missingLoads(outs); len(miss) > 0 {
+		p("\nNot loaded when these runs were made:\n\n")
+		for _, m := range miss {
+			p("- `%s`\n", m)
+		}
+	}
 	for _, o := range outs {
 		p("\n<a id=\"%s\"></a>\n## %s: %s\n\n", o.Name, o.Name, o.Title)
 		p("%s. Experiment file `%s`; run %s at %s (%.0f s), run directory `%s`.\n", o.Paper, o.File, o.RunID, o.Started, o.Seconds, o.Dir)
@@ -305,4 +316,24 @@ func suffix(r string) string {
 		return ""
 	}
 	return " (" + r + ")"
+}
+
+// missingLoads lists, once each, how to load the laws that were missing.
+func missingLoads(outs []*Outcome) []string {
+	var out []string
+	for _, o := range outs {
+		for _, v := range o.Variants {
+			if v.Status != "not loaded" {
+				continue
+			}
+			i := slices.IndexFunc(o.Needs, func(n Need) bool { return n.Name == v.CC })
+			if i < 0 {
+				continue
+			}
+			if c := o.Needs[i].LoadCommand(); c != "" && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
