@@ -25,10 +25,13 @@ type Options struct {
 	// Extensions are the runner's run extensions (switch, host agent,
 	// law parameters), as `cclab run` uses them.
 	Extensions func() []runner.Extension
-	// Load registers a law under a name with its settings. Nil: laws must
-	// be loaded beforehand (`cclab cc load`), and those that are not are
-	// reported as missing.
-	Load func(ctx context.Context, n Need) error
+	// Ensure registers a law under its name with exactly its settings
+	// (reloading it when it is registered with others), before each
+	// experiment. Nil: laws must be loaded beforehand (`cclab cc load`)
+	// with the settings the experiment names; those that are not loaded
+	// are reported as missing, and the parameters in force are the ones
+	// loaded.
+	Ensure func(ctx context.Context, n Need) error
 }
 
 // Verdicts of a claim.
@@ -132,13 +135,16 @@ func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
 	if err != nil {
 		return fail(err)
 	}
+	loadErr := map[string]string{}
 	for _, n := range e.Needs {
-		if avail[n.Name] || n.Law == "" || opt.Load == nil {
+		if n.Law == "" || opt.Ensure == nil {
 			continue
 		}
-		fmt.Fprintf(opt.Log, "loading %s\n", n.LoadCommand())
-		if err := opt.Load(ctx, n); err != nil {
+		fmt.Fprintf(opt.Log, "ensuring %s\n", n.LoadCommand())
+		if err := opt.Ensure(ctx, n); err != nil {
 			fmt.Fprintf(opt.Log, "could not load %s: %v\n", n.Name, err)
+			loadErr[n.Name] = err.Error()
+			avail[n.Name] = false
 			continue
 		}
 		avail[n.Name] = true
@@ -146,6 +152,9 @@ func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
 	for _, n := range e.Needs {
 		if !avail[n.Name] {
 			why := "not loaded in this kernel"
+			if e := loadErr[n.Name]; e != "" {
+				why = "loading failed: " + e
+			}
 			if n.Law != "" {
 				why += "; needs `" + n.LoadCommand() + "`"
 				if n.Name != n.Law {
@@ -168,6 +177,9 @@ func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
 	}
 	rate := receiverRate(p)
 	for _, v := range p.Variants {
+		if loadErr[v.CC] != "" {
+			continue // ran with a registration this suite could not set up: not its experiment
+		}
 		dir := o.Dir
 		if len(p.Exp.Compare) > 0 {
 			dir = filepath.Join(o.Dir, v.CC)
