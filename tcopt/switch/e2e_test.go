@@ -180,7 +180,7 @@ func TestThreeSwitchPath(t *testing.T) {
 	}
 }
 
-func portStats(t *testing.T, stats []PortStats, node, iface string) PortStats {
+func portStats(t testing.TB, stats []PortStats, node, iface string) PortStats {
 	t.Helper()
 	for _, s := range stats {
 		if s.Node == node && s.Iface == iface {
