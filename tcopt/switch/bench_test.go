@@ -77,4 +77,3 @@ func BenchmarkFiveSwitchThroughput(b *testing.B) {
 		b.ReportMetric(100*withWire/bareWire, "%wire-rate-kept")
 	}
 }
-
