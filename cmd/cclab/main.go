@@ -37,6 +37,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newIntCmd(),
+		newTopoCmd(),
+		newCleanCmd(),
 	)
 	return root
 }
