@@ -6,12 +6,12 @@
  *
  * int_switch_enqueue   tcx egress on a switch port: bytes entering the
  *                      port's qdisc.
- * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped, so
- *                      the measured queue drains to exactly zero.
+ * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped.
  * int_switch_xmit      net_dev_start_xmit tracepoint, where the qdisc hands
  *                      a packet to the port's driver: bytes transmitted,
- *                      and a snapshot of the port (queue behind the
- *                      packet, txBytes, time) for that packet.
+ *                      and a snapshot of the port for that packet: the
+ *                      qdisc's backlog (the bytes queued behind it),
+ *                      txBytes and the time.
  * int_switch_stamp     tcx ingress on the port's veth peer, the first place
  *                      after dequeue where a packet can be rewritten:
  *                      writes the snapshot as the INT record and marks ECN,
@@ -166,31 +166,35 @@ static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
 	return bpf_map_lookup_elem(map, &key);
 }
 
-/* Bytes queued at a port: what entered and has neither left nor dropped. */
-static __always_inline __u64 port_qlen(struct port_state *st, __u64 deq)
+/*
+ * Bytes queued in the device's root qdisc (an HTB root keeps one shared
+ * qstats; qdiscs with per-CPU stats are not supported). Read without the
+ * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
+ */
+static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 {
-	/* Read what left before what entered: never over-drain. */
-	__u64 out = deq + READ_ONCE(st->drop_bytes);
-	__s64 q = (__s64)(READ_ONCE(st->enq_bytes) - out);
-
-	return q > 0 ? q : 0;
+	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
 }
 
 SEC("tcx/egress")
 int int_switch_enqueue(struct __sk_buff *skb)
 {
 	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	struct net_device *dev = BPF_CORE_READ(kskb, dev);
 	struct port_state *st;
-	__u32 *idx;
+	__u32 *idx, len;
 
-	idx = dev_slot(&egress_ports, BPF_CORE_READ(kskb, dev));
+	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return TCX_NEXT;
 	st = bpf_map_lookup_elem(&port_states, idx);
 	if (!st)
 		return TCX_NEXT;
-	__sync_fetch_and_add(&st->enq_bytes, qdisc_len(kskb));
+	len = qdisc_len(kskb);
+	__sync_fetch_and_add(&st->enq_bytes, len);
 	__sync_fetch_and_add(&st->enq_pkts, 1);
+	/* The packet is about to join the queue (a drop corrects it). */
+	st->backlog = qdisc_backlog(dev) + len;
 	return TCX_NEXT;
 }
 
@@ -211,7 +215,9 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	len = xmit_len(skb);
 	tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
 	__sync_fetch_and_add(&st->deq_pkts, 1);
-	snap.qlen = port_qlen(st, tx);
+	/* The qdisc has let go of the packet: what is left is behind it. */
+	snap.qlen = qdisc_backlog(dev);
+	st->backlog = snap.qlen;
 	snap.tx_bytes = tx;
 	snap.ts = bpf_ktime_get_ns();
 	snap.port = *idx;
@@ -389,7 +395,7 @@ int int_switch_stamp(struct __sk_buff *skb)
 			len += (skb->gso_segs - 1) * (p.tcp_off + p.tcp_hlen);
 		tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
 		__sync_fetch_and_add(&st->deq_pkts, 1);
-		qlen = port_qlen(st, tx);
+		qlen = READ_ONCE(st->backlog);
 		ts = now;
 		__sync_fetch_and_add(&st->late, 1);
 	}
@@ -424,6 +430,7 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	     enum skb_drop_reason reason)
 {
+	struct net_device *dev;
 	struct port_state *st;
 	__u32 *idx, len;
 	__u64 key;
@@ -435,7 +442,8 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 		bpf_map_delete_elem(&dequeued, &key);
 		return 0;
 	}
-	idx = dev_slot(&egress_ports, BPF_CORE_READ(skb, dev));
+	dev = BPF_CORE_READ(skb, dev);
+	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return 0;
 	st = bpf_map_lookup_elem(&port_states, idx);
@@ -444,5 +452,6 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	len = qdisc_len(skb);
 	__sync_fetch_and_add(&st->drop_bytes, len);
 	__sync_fetch_and_add(&st->drop_pkts, 1);
+	st->backlog = qdisc_backlog(dev);
 	return 0;
 }

@@ -4,9 +4,10 @@
  * loader (tcopt/switch), which reads the generated twins of these structs.
  *
  * A switch egress port is identified by the network namespace cookie and
- * ifindex of the veth end it transmits on. Its queue is what entered at tc
- * egress (before the qdisc), minus what the qdisc handed to the veth
- * driver (net_dev_start_xmit tracepoint), minus what the qdisc dropped. The record is written
+ * ifindex of the veth end it transmits on. Its queue is the root qdisc's
+ * own backlog, read when a packet enters (tc egress) and when the qdisc
+ * hands one to the driver (net_dev_start_xmit tracepoint); counters of
+ * what entered, left and was dropped (kfree_skb) account for it too. The record is written
  * at tc ingress on the veth peer, in the next namespace: the first place
  * after dequeue where a packet can be rewritten. The hooks find the port's
  * slot (an index into the arrays) through hashes keyed by the (namespace
@@ -32,11 +33,14 @@ struct port_cfg {
 };
 
 /*
- * Cumulative counters of one port, in the qdisc's units (qdisc_pkt_len:
- * skb->len plus the replicated headers of a GSO skb, as `tc -s qdisc`
- * counts). The queue is enq - deq - drop.
+ * One port's state, in the qdisc's units (qdisc_pkt_len: skb->len plus the
+ * replicated headers of a GSO skb, as `tc -s qdisc` counts). The queue is
+ * the root qdisc's own backlog, read at each event; the counters account
+ * for it independently (enq - deq - drop), and agree once it drains unless
+ * a tracepoint event was lost.
  */
 struct port_state {
+	__u64 backlog;		/* root qdisc backlog at the port's last event */
 	__u64 enq_bytes;	/* seen at tc egress, before the qdisc */
 	__u64 enq_pkts;
 	__u64 deq_bytes;	/* handed to the veth by the qdisc: transmitted */

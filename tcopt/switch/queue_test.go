@@ -71,12 +71,13 @@ func TestQueueTracksIncast(t *testing.T) {
 	// With offloads an skb is up to 64 KB (GSO): the queue moves in
 	// steps of one skb. Without, in MTU-sized packets.
 	// Without offloads, 1 Gbit/s of MTU packets saturates both cores, so
-	// the bottleneck is 500 Mbit/s for the senders to outrun it.
+	// the bottleneck is 200 Mbit/s for the senders to outrun it even on a
+	// machine shared with other work.
 	t.Run("gso", func(t *testing.T) {
 		testQueueTracksIncast(t, true, 1e9, 2*(64<<10+1514), 100*time.Millisecond)
 	})
 	t.Run("mtu", func(t *testing.T) {
-		testQueueTracksIncast(t, false, 500e6, 2*1514, 100*time.Millisecond)
+		testQueueTracksIncast(t, false, 200e6, 2*1514, 100*time.Millisecond)
 	})
 }
 
@@ -203,11 +204,18 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 	if p.Transmitted != end.bytes-base.bytes {
 		t.Errorf("transmitted %d B, the qdisc sent %d B", p.Transmitted, end.bytes-base.bytes)
 	}
-	if p.DroppedPkts != end.drops-base.drops || p.DroppedPkts == 0 {
-		t.Errorf("dropped %d pkts, the qdisc %d (want equal and > 0)", p.DroppedPkts, end.drops-base.drops)
+	// The drop counter comes from kfree_skb events, a few of which the
+	// kernel has been seen to lose under load (the queue itself is the
+	// qdisc's backlog and does not depend on them).
+	kd := end.drops - base.drops
+	if kd == 0 || p.DroppedPkts > kd || p.DroppedPkts*10 < kd*9 {
+		t.Errorf("dropped %d pkts, the qdisc %d (want > 0, equal or within 10 %% below)", p.DroppedPkts, kd)
 	}
-	if p.EnqueuedPkts != p.TransmittedPkt+p.DroppedPkts {
-		t.Errorf("enqueued %d != transmitted %d + dropped %d", p.EnqueuedPkts, p.TransmittedPkt, p.DroppedPkts)
+	if p.EnqueuedPkts != p.TransmittedPkt+kd {
+		t.Errorf("enqueued %d != transmitted %d + the qdisc's drops %d", p.EnqueuedPkts, p.TransmittedPkt, kd)
+	}
+	if p.DroppedPkts == kd && p.CountedQueue() != 0 {
+		t.Errorf("the counters leave %d B queued", p.CountedQueue())
 	}
 	// A few packets in a thousand reach the peer unseen by the transmit
 	// tracepoint; they are counted there (so the counts above stay

@@ -157,6 +157,7 @@ type PortStats struct {
 	TransmittedPkt uint64
 	Dropped        uint64 // bytes the qdisc dropped
 	DroppedPkts    uint64
+	Backlog        uint64 // the root qdisc's backlog at the port's last event
 	Stamped        uint64 // INT records written
 	Overflowed     uint64 // full INT options flagged
 	CEMarked       uint64 // packets CE-marked
@@ -167,9 +168,14 @@ type PortStats struct {
 	Late uint64
 }
 
-// QueueBytes is the measured queue: what entered and has not left or been
-// dropped.
-func (p PortStats) QueueBytes() uint64 {
+// QueueBytes is the port's queue: the root qdisc's backlog as of the last
+// packet that entered, left or was dropped.
+func (p PortStats) QueueBytes() uint64 { return p.Backlog }
+
+// CountedQueue is the queue by the counters: what entered and has neither
+// left nor been dropped. It equals QueueBytes once the port drains, unless
+// a drop or transmission event was lost.
+func (p PortStats) CountedQueue() uint64 {
 	out := p.Transmitted + p.Dropped
 	if p.Enqueued <= out {
 		return 0
@@ -189,7 +195,7 @@ func (s *Switch) Stats() ([]PortStats, error) {
 			Node: s.ports[i].Node, Iface: s.ports[i].Iface,
 			Enqueued: r.EnqBytes, EnqueuedPkts: r.EnqPkts,
 			Transmitted: r.DeqBytes, TransmittedPkt: r.DeqPkts,
-			Dropped: r.DropBytes, DroppedPkts: r.DropPkts,
+			Dropped: r.DropBytes, DroppedPkts: r.DropPkts, Backlog: r.Backlog,
 			Stamped: r.Stamped, Overflowed: r.Overflowed,
 			CEMarked: r.CeMarked, Late: r.Late,
 		}
