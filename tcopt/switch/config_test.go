@@ -149,6 +149,14 @@ func TestSamplingPeriod(t *testing.T) {
 	if err := smp.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	// Stopped, a new sampler may start.
+	smp2, err := sw.StartSampling(context.Background(), time.Millisecond, &bytes.Buffer{})
+	if err != nil {
+		t.Fatalf("restart after Stop: %v", err)
+	}
+	if err := smp2.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	rows := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	// 100 us ticks over 300 ms, two ports per tick; a busy machine skips
 	// ticks (each row carries its own time), so ask for one per 10 ms.
