@@ -52,8 +52,12 @@ static __always_inline void count(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&cclab_int_stats, &idx);
 
+	/*
+	 * Atomic: sock_ops runs in process context with only migration
+	 * disabled, and softirq on the same CPU may count meanwhile.
+	 */
 	if (v)
-		*v += n;
+		__sync_fetch_and_add(v, n);
 }
 
 /*
