@@ -42,22 +42,33 @@ func TestEchoThroughHostAgent(t *testing.T) {
 			}
 		}
 	}
-	// The echoed records are records that arrived at the receiver.
-	var seen bool
-	for _, f := range dataFrames(capt.snapshot(), l.sndAddr, l.rcvAddr) {
-		o, ok := findOpt(f.options())
-		if !ok || o.hops() != 3 {
-			continue
-		}
-		match := true
-		for h := 0; h < 3; h++ {
-			r := o.recs[h]
-			if uint64(e.Hop[h].TS) != r.ts || uint64(e.Hop[h].TxBytes) != r.tx || uint64(e.Hop[h].Qlen) != r.qlen {
-				match = false
+	// The echoed records are records that arrived at the receiver (on a
+	// data segment or the FIN, which carries a forward option too); the
+	// capture may still be reading the last frames.
+	matches := func(frames [][]byte) bool {
+		for _, raw := range frames {
+			f, ok := parseTCP(raw)
+			if !ok || f.src.String() != l.sndAddr || f.dst.String() != l.rcvAddr {
+				continue
+			}
+			o, ok := findOpt(f.options())
+			if !ok || o.hops() != 3 {
+				continue
+			}
+			match := true
+			for h := 0; h < 3; h++ {
+				r := o.recs[h]
+				if uint64(e.Hop[h].TS) != r.ts || uint64(e.Hop[h].TxBytes) != r.tx || uint64(e.Hop[h].Qlen) != r.qlen {
+					match = false
+				}
+			}
+			if match {
+				return true
 			}
 		}
-		seen = seen || match
+		return false
 	}
+	seen := matches(capt.waitFor(2*time.Second, matches))
 	if !seen {
 		t.Errorf("the echoed records match no forward option that arrived")
 	}
