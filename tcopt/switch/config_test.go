@@ -3,6 +3,7 @@ package intswitch
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"cclab/internal/nsexec"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
 )
@@ -74,55 +76,57 @@ func TestPortsFromPlan(t *testing.T) {
 // were fine.
 func TestAttachFailsCleanly(t *testing.T) {
 	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
-	before := switchLinks(t)
+	before := switchLinks(t, l)
 	cfg := l.cfg()
 	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s1", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
 	_, err := Attach(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "nosuch0") {
 		t.Fatalf("Attach: %v, want an error naming nosuch0", err)
 	}
-	if n := switchLinks(t); n != before {
+	if n := switchLinks(t, l); n != before {
 		t.Errorf("%d switch tcx links after a failed Attach, %d before", n, before)
 	}
 	sw, err := Attach(context.Background(), l.cfg())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := switchLinks(t); n != before+len(l.ports)*2 {
+	if n := switchLinks(t, l); n != before+len(l.ports)*2 {
 		t.Errorf("%d switch tcx links with %d ports attached, want %d", n, len(l.ports), before+2*len(l.ports))
 	}
 	if err := sw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := switchLinks(t); n != before {
+	if n := switchLinks(t, l); n != before {
 		t.Errorf("%d switch tcx links after Close, %d before", n, before)
 	}
 }
 
-// switchLinks counts the tcx links in the kernel whose program is one of
-// the switch's.
-func switchLinks(t *testing.T) int {
+// switchLinks counts the tcx programs attached to the test network's own
+// interfaces (queried inside each namespace; other runs may have switches
+// of their own attached elsewhere).
+func switchLinks(t *testing.T, l *line) int {
 	t.Helper()
-	var it link.Iterator
-	defer it.Close()
 	n := 0
-	for it.Next() {
-		info, err := it.Link.Info()
-		if err != nil || info.Type != link.TCXType {
-			continue
-		}
-		p, err := ebpf.NewProgramFromID(info.Program)
+	for _, node := range l.nodes {
+		err := nsexec.Do(l.ns(node), func() error {
+			ifs, err := net.Interfaces()
+			if err != nil {
+				return err
+			}
+			for _, ifc := range ifs {
+				for _, at := range []ebpf.AttachType{ebpf.AttachTCXIngress, ebpf.AttachTCXEgress} {
+					r, err := link.QueryPrograms(link.QueryOptions{Target: ifc.Index, Attach: at})
+					if err != nil {
+						continue // no tcx entry on this device
+					}
+					n += len(r.Programs)
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			continue
+			t.Fatal(err)
 		}
-		pi, err := p.Info()
-		p.Close()
-		if err == nil && strings.HasPrefix(pi.Name, "int_switch") {
-			n++
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return n
 }
