@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The cclab INT switch: tc programs that measure each switch egress port's
+ * The cclab INT switch: programs that measure each switch egress port's
  * queue and stamp an INT record (tcopt/README.md) into TCP packets as they
- * leave it.
+ * leave it. Maps and the port model: switch_maps.h.
  *
- * int_switch_enqueue   tcx egress on a switch port: counts bytes entering
- *                      the port's qdisc.
- * int_switch_dequeue   tcx ingress on the port's veth peer: counts bytes
- *                      the qdisc transmitted, then stamps the record and
- *                      marks ECN, as a real switch's egress pipeline does.
- * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped (and
- *                      bytes lost between dequeue and the peer), so the
- *                      measured queue drains to exactly zero.
+ * int_switch_enqueue   tcx egress on a switch port: bytes entering the
+ *                      port's qdisc.
+ * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped.
+ * int_switch_xmit      net_dev_start_xmit tracepoint, where the qdisc hands
+ *                      a packet to the port's driver: bytes transmitted,
+ *                      and a snapshot of the port for that packet: the
+ *                      qdisc's backlog (the bytes queued behind it),
+ *                      txBytes and the time.
+ * int_switch_stamp     tcx ingress on the port's veth peer, the first place
+ *                      after dequeue where a packet can be rewritten:
+ *                      writes the snapshot as the INT record and marks ECN,
+ *                      as a real switch's egress pipeline does at dequeue.
  *
  * Nothing is ever written outside our own option and, for ECN, the IP
  * header's TOS and checksum.
@@ -29,7 +33,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define ETH_HLEN	14
 #define ETH_P_IP	0x0800
-#define ETH_P_IPV6	0x86DD
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 #define TCP_MIN_HLEN	20
@@ -72,36 +75,33 @@ struct {
 	__type(value, struct port_state);
 } port_states SEC(".maps");
 
+/* Packets between the driver and the peer's ingress; LRU so that one that
+ * never arrives (dropped on the way) ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SWITCH_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct deq_snap);
+} dequeued SEC(".maps");
+
+extern void *bpf_cast_to_kern_ctx(void *) __ksym;
+
 /* Where the headers of a packet are; zero offsets mean "absent". */
 struct pkt {
 	__u32 ip4_off;		/* IPv4 header, or 0 */
 	__u32 tcp_off;		/* TCP header of an unfragmented IPv4 packet, or 0 */
 	__u32 tcp_hlen;
-	__u32 gso_hdr_len;	/* headers a GSO skb replicates per segment */
 };
 
 static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
 {
-	__u16 proto;
 	__u8 b[TCP_MIN_HLEN];
+	__u16 proto;
 	__u32 l4, ihl;
 
 	__builtin_memset(p, 0, sizeof(*p));
 	if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)))
 		return;
-	if (proto == bpf_htons(ETH_P_IPV6)) {
-		/* Only its GSO header length matters (queue accounting). */
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 6, b, 1))
-			return;
-		l4 = ETH_HLEN + 40;
-		p->gso_hdr_len = l4;
-		if (b[0] == IPPROTO_TCP &&
-		    !bpf_skb_load_bytes(skb, l4 + 12, b, 1))
-			p->gso_hdr_len += (b[0] >> 4) * 4;
-		else if (b[0] == IPPROTO_UDP)
-			p->gso_hdr_len += 8;
-		return;
-	}
 	if (proto != bpf_htons(ETH_P_IP))
 		return;
 	if (bpf_skb_load_bytes(skb, ETH_HLEN, b, 20))
@@ -111,9 +111,6 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
 		return;
 	p->ip4_off = ETH_HLEN;
 	l4 = ETH_HLEN + ihl;
-	p->gso_hdr_len = l4;
-	if (b[9] == IPPROTO_UDP)
-		p->gso_hdr_len += 8;
 	/* A fragment's transport header is not where it seems. */
 	if (b[9] != IPPROTO_TCP ||
 	    (((__u16)b[6] << 8 | b[7]) & (IP_MF | IP_OFFSET)))
@@ -124,64 +121,110 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
 		return;
 	p->tcp_off = l4;
 	p->tcp_hlen = (b[12] >> 4) * 4;
-	p->gso_hdr_len += p->tcp_hlen;
 }
 
 /*
- * The bytes the qdisc accounts for this skb (qdisc_pkt_len_init): a GSO
- * skb counts its headers once per segment. Computed from the packet so
- * that both hooks, in different namespaces, count the same number.
+ * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
+ * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
+ * the skb.
  */
-static __always_inline __u64 qdisc_len(struct __sk_buff *skb, struct pkt *p)
+static __always_inline __u32 qdisc_len(struct sk_buff *skb)
 {
-	__u32 segs = skb->gso_segs;
+	__u32 len = 0;
 
-	if (skb->gso_size && segs > 1)
-		return skb->len + (__u64)(segs - 1) * p->gso_hdr_len;
-	return skb->len;
+	bpf_probe_read_kernel(&len, sizeof(len),
+			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
+	return len;
 }
 
-extern void *bpf_cast_to_kern_ctx(void *) __ksym;
-
-/* The namespace of the device, which the loader's SO_NETNS_COOKIE names. */
-static __always_inline __u32 *port_slot(void *map, struct __sk_buff *skb)
+/*
+ * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
+ * its replicated headers (qdisc_pkt_len). The segments of one the stack
+ * cut after the qdisc carry a copy of its cb: each counts its own length,
+ * and together they make the whole skb's qdisc_pkt_len.
+ */
+static __always_inline __u32 xmit_len(struct sk_buff *skb)
 {
-	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
-	struct port_key key = {
-		.netns_cookie = BPF_CORE_READ(kskb, dev, nd_net.net, net_cookie),
-		.ifindex = skb->ifindex,
-	};
+	struct skb_shared_info *sh;
 
+	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	if (BPF_CORE_READ(sh, gso_size))
+		return qdisc_len(skb);
+	return BPF_CORE_READ(skb, len);
+}
+
+/* The slot of the port a device is, keyed by the device's namespace
+ * cookie (which the loader reads with SO_NETNS_COOKIE) and ifindex. */
+static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
+{
+	struct port_key key = {};
+
+	if (!dev)
+		return NULL;
+	key.ifindex = BPF_CORE_READ(dev, ifindex);
+	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
 	return bpf_map_lookup_elem(map, &key);
+}
+
+/*
+ * Bytes queued in the device's root qdisc (an HTB root keeps one shared
+ * qstats; qdiscs with per-CPU stats are not supported). Read without the
+ * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
+ */
+static __always_inline __u64 qdisc_backlog(struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
 }
 
 SEC("tcx/egress")
 int int_switch_enqueue(struct __sk_buff *skb)
 {
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	struct net_device *dev = BPF_CORE_READ(kskb, dev);
 	struct port_state *st;
-	struct sk_buff *kskb;
-	struct pkt p;
-	__u32 *idx, cb_len = 0;
-	__u64 len;
+	__u32 *idx, len;
 
-	idx = port_slot(&egress_ports, skb);
+	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return TCX_NEXT;
 	st = bpf_map_lookup_elem(&port_states, idx);
 	if (!st)
 		return TCX_NEXT;
-	parse(skb, &p);
-	len = qdisc_len(skb, &p);
+	len = qdisc_len(kskb);
 	__sync_fetch_and_add(&st->enq_bytes, len);
 	__sync_fetch_and_add(&st->enq_pkts, 1);
-
-	/* The kernel has set qdisc_pkt_len already: check we agree. */
-	kskb = bpf_cast_to_kern_ctx(skb);
-	bpf_probe_read_kernel(&cb_len, sizeof(cb_len),
-			      &((struct qdisc_skb_cb *)kskb->cb)->pkt_len);
-	if (cb_len != len)
-		__sync_fetch_and_add(&st->len_mismatch, 1);
+	/* The packet is about to join the queue (a drop corrects it). */
+	st->backlog = qdisc_backlog(dev) + len;
 	return TCX_NEXT;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
+{
+	struct port_state *st;
+	struct deq_snap snap;
+	__u32 *idx, len;
+	__u64 key, tx;
+
+	idx = dev_slot(&egress_ports, dev);
+	if (!idx)
+		return 0;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	if (!st)
+		return 0;
+	len = xmit_len(skb);
+	tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
+	__sync_fetch_and_add(&st->deq_pkts, 1);
+	/* The qdisc has let go of the packet: what is left is behind it. */
+	snap.qlen = qdisc_backlog(dev);
+	st->backlog = snap.qlen;
+	snap.tx_bytes = tx;
+	snap.ts = bpf_ktime_get_ns();
+	snap.port = *idx;
+	snap.len = BPF_CORE_READ(skb, len);
+	key = (__u64)skb;
+	bpf_map_update_elem(&dequeued, &key, &snap, BPF_ANY);
+	return 0;
 }
 
 /* Mark CE on an ECN-capable IPv4 packet, fixing the header checksum. */
@@ -311,17 +354,21 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 	bpf_l4_csum_replace(skb, p->tcp_off + TCP_CSUM_OFF, 0, (__u32)diff, 0);
 }
 
+/* A snapshot older than this belongs to another packet. */
+#define SNAP_MAX_AGE_NS	(1000 * 1000 * 1000ULL)
+
 SEC("tcx/ingress")
-int int_switch_dequeue(struct __sk_buff *skb)
+int int_switch_stamp(struct __sk_buff *skb)
 {
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	__u64 key = (__u64)kskb, now, qlen, tx, ts, len;
+	struct deq_snap *snap;
 	struct port_state *st;
 	struct port_cfg *cfg;
 	struct pkt p;
-	__u64 len, tx, drained, enq, now;
-	__s64 qlen;
 	__u32 *idx;
 
-	idx = port_slot(&dequeue_ports, skb);
+	idx = dev_slot(&dequeue_ports, BPF_CORE_READ(kskb, dev));
 	if (!idx)
 		return TCX_NEXT;
 	st = bpf_map_lookup_elem(&port_states, idx);
@@ -330,21 +377,33 @@ int int_switch_dequeue(struct __sk_buff *skb)
 		return TCX_NEXT;
 	now = bpf_ktime_get_ns();
 	parse(skb, &p);
-	len = qdisc_len(skb, &p);
-	tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
-	__sync_fetch_and_add(&st->deq_pkts, 1);
-	/* Read what left before what entered: never over-drain. */
-	drained = tx + READ_ONCE(st->drop_bytes) + READ_ONCE(st->lost_bytes);
-	enq = READ_ONCE(st->enq_bytes);
-	qlen = (__s64)(enq - drained);
-	if (qlen < 0)
-		qlen = 0;
+	snap = bpf_map_lookup_elem(&dequeued, &key);
+	if (snap && snap->port == *idx && snap->len == skb->len &&
+	    now - snap->ts < SNAP_MAX_AGE_NS) {
+		qlen = snap->qlen;
+		tx = snap->tx_bytes;
+		ts = snap->ts;
+		bpf_map_delete_elem(&dequeued, &key);
+	} else {
+		/*
+		 * The transmit tracepoint did not see this packet (a few in a
+		 * thousand reach the veth some other way): count it now, so
+		 * that the counts stay exact, and stamp the state now.
+		 */
+		len = skb->len;
+		if (skb->gso_size && skb->gso_segs > 1 && p.tcp_off)
+			len += (skb->gso_segs - 1) * (p.tcp_off + p.tcp_hlen);
+		tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
+		__sync_fetch_and_add(&st->deq_pkts, 1);
+		qlen = READ_ONCE(st->backlog);
+		ts = now;
+		__sync_fetch_and_add(&st->late, 1);
+	}
 
-	if (p.ip4_off && cfg->ecn_k && (__u64)qlen > cfg->ecn_k)
+	if (p.ip4_off && cfg->ecn_k && qlen > cfg->ecn_k)
 		mark_ce(skb, &p, st);
 	if (p.tcp_off)
-		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx,
-		      now);
+		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx, ts);
 	return TCX_NEXT;
 }
 
@@ -371,40 +430,28 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	     enum skb_drop_reason reason)
 {
-	struct port_key key = {};
-	struct port_state *st;
 	struct net_device *dev;
-	__u32 *idx, pkt_len = 0;
-	bool lost;
+	struct port_state *st;
+	__u32 *idx, len;
+	__u64 key;
 
-	if (qdisc_drop_reason(reason))
-		lost = false;
-	else if (reason == bpf_core_enum_value(enum skb_drop_reason,
-					       SKB_DROP_REASON_CPU_BACKLOG))
-		lost = true;	/* dequeued, then refused by the peer's backlog */
-	else
+	if (!qdisc_drop_reason(reason)) {
+		/* Transmitted but dropped before the peer: forget it, so its
+		 * address cannot lend a stale snapshot to a later skb. */
+		key = (__u64)skb;
+		bpf_map_delete_elem(&dequeued, &key);
 		return 0;
+	}
 	dev = BPF_CORE_READ(skb, dev);
-	if (!dev)
-		return 0;
-	key.ifindex = BPF_CORE_READ(dev, ifindex);
-	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
-	idx = bpf_map_lookup_elem(lost ? (void *)&dequeue_ports :
-					 (void *)&egress_ports, &key);
+	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return 0;
 	st = bpf_map_lookup_elem(&port_states, idx);
 	if (!st)
 		return 0;
-	/* What the qdisc accounted (qdisc_pkt_len), still in skb->cb. */
-	bpf_probe_read_kernel(&pkt_len, sizeof(pkt_len),
-			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
-	if (lost) {
-		__sync_fetch_and_add(&st->lost_bytes, pkt_len);
-		__sync_fetch_and_add(&st->lost_pkts, 1);
-	} else {
-		__sync_fetch_and_add(&st->drop_bytes, pkt_len);
-		__sync_fetch_and_add(&st->drop_pkts, 1);
-	}
+	len = qdisc_len(skb);
+	__sync_fetch_and_add(&st->drop_bytes, len);
+	__sync_fetch_and_add(&st->drop_pkts, 1);
+	st->backlog = qdisc_backlog(dev);
 	return 0;
 }

@@ -2,6 +2,7 @@
 // onto the egress ports of an emulated network's switches: it measures each
 // port's queue, stamps INT records into TCP packets at dequeue, marks ECN
 // above a threshold, and samples per-port queue telemetry for queues.csv.
+// How and with what limits: README.md in this directory.
 //
 // The directory is tcopt/switch; the package is intswitch because "switch"
 // is a Go keyword.

@@ -168,8 +168,8 @@ func TestThreeSwitchPath(t *testing.T) {
 		if st.Stamped < uint64(len(frames)) {
 			t.Errorf("hop %d: stamped %d < %d frames", h, st.Stamped, len(frames))
 		}
-		if st.LenMismatch != 0 {
-			t.Errorf("hop %d: %d packets whose length disagreed with qdisc_pkt_len", h, st.LenMismatch)
+		if st.Late*20 > st.TransmittedPkt {
+			t.Errorf("hop %d: %d of %d packets stamped without their dequeue snapshot", h, st.Late, st.TransmittedPkt)
 		}
 		// The last data frame's txBytes: the port's count then, which the
 		// few packets after it (ACK-less tail, FIN) exceed by little.
@@ -180,7 +180,7 @@ func TestThreeSwitchPath(t *testing.T) {
 	}
 }
 
-func portStats(t *testing.T, stats []PortStats, node, iface string) PortStats {
+func portStats(t testing.TB, stats []PortStats, node, iface string) PortStats {
 	t.Helper()
 	for _, s := range stats {
 		if s.Node == node && s.Iface == iface {

@@ -78,6 +78,13 @@ func (n *testNet) iperfClient(node, cg, dst string, port int, args ...string) *e
 
 // iperfResult waits for a client and returns the receiver's bits/s.
 func (n *testNet) iperfResult(cmd *exec.Cmd) float64 {
+	bps, _ := n.iperfRun(cmd)
+	return bps
+}
+
+// iperfRun waits for a client and returns the receiver's bits/s and the
+// seconds it measured over.
+func (n *testNet) iperfRun(cmd *exec.Cmd) (bps, seconds float64) {
 	n.t.Helper()
 	// A flow that stalls (e.g. on a broken checksum) fails, not hangs.
 	timer := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
@@ -91,11 +98,12 @@ func (n *testNet) iperfResult(cmd *exec.Cmd) float64 {
 		End struct {
 			SumReceived struct {
 				BitsPerSecond float64 `json:"bits_per_second"`
+				Seconds       float64 `json:"seconds"`
 			} `json:"sum_received"`
 		} `json:"end"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		n.t.Fatalf("iperf3 output: %v\n%s", err, out)
 	}
-	return r.End.SumReceived.BitsPerSecond
+	return r.End.SumReceived.BitsPerSecond, r.End.SumReceived.Seconds
 }

@@ -37,7 +37,7 @@ type qdiscStats struct {
 	bytes, pkts, drops, backlog uint64
 }
 
-func (q *qdiscReader) read(t *testing.T) qdiscStats {
+func (q *qdiscReader) read(t testing.TB) qdiscStats {
 	t.Helper()
 	qs, err := q.h.QdiscList(q.link)
 	if err != nil {

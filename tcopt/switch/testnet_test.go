@@ -17,13 +17,13 @@ import (
 )
 
 type testNet struct {
-	t     *testing.T
+	t     testing.TB
 	id    runid.ID
 	nodes []string
 	ports []PortConfig // switch egress ports, for Attach
 }
 
-func newTestNet(t *testing.T) *testNet {
+func newTestNet(t testing.TB) *testNet {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the switch tests need root (namespaces, BPF)")
@@ -140,7 +140,7 @@ func lineNode(j, switches int) string {
 	return fmt.Sprintf("s%d", j)
 }
 
-func newLine(t *testing.T, switches int, o linkOpts) *line {
+func newLine(t testing.TB, switches int, o linkOpts) *line {
 	n := newTestNet(t)
 	for j := 0; j <= switches+1; j++ {
 		n.addNode(lineNode(j, switches), j > 0 && j <= switches)
