@@ -208,6 +208,13 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 	for _, o := range outs {
 		p("\n<a id=\"%s\"></a>\n## %s: %s\n\n", o.Name, o.Name, o.Title)
 		p("%s. Experiment file `%s`; run %s at %s (%.0f s), run directory `%s`.\n", o.Paper, o.File, o.RunID, o.Started, o.Seconds, o.Dir)
+		if v := o.Versions; v != nil {
+			mod := ""
+			if v["modified"] == "true" {
+				mod = " with uncommitted changes"
+			}
+			p("Built from cclab revision `%s`%s.\n", v["revision"], mod)
+		}
 		if o.Error != "" {
 			p("\nThe run reported an error: `%s`\n", oneLine(o.Error))
 		}

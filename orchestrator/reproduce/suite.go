@@ -96,6 +96,9 @@ type Outcome struct {
 	Variants []VariantOutcome `json:"variants"`
 	Claims   []ClaimOutcome   `json:"claims"`
 	Error    string           `json:"error,omitempty"`
+	// Versions is the build that ran it (revision, modified) and the
+	// kernel's release.
+	Versions map[string]string `json:"versions,omitempty"`
 }
 
 // Run runs, analyses and judges each experiment in turn. An experiment
@@ -124,7 +127,7 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
 	begin := time.Now()
 	o := &Outcome{Name: e.Name, Title: e.Title, Paper: e.Paper, File: filepath.Join("experiments", "reproduce", e.File),
-		Started: begin.UTC().Format(time.RFC3339), Needs: e.Needs, Metrics: e.Metrics}
+		Started: begin.UTC().Format(time.RFC3339), Needs: e.Needs, Metrics: e.Metrics, Versions: opt.Versions}
 	defer func() { o.Seconds = time.Since(begin).Seconds() }()
 	fail := func(err error) *Outcome {
 		o.Error = err.Error()
