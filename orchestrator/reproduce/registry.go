@@ -34,9 +34,9 @@ func (n Need) LoadCommand() string {
 
 // Metric names a measured number and how to print it.
 type Metric struct {
-	Key   string
-	Label string
-	Unit  string // "ms", "KB", "%", "x" (slowdown) or "" (plain)
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Unit  string `json:"unit"` // "ms", "KB", "%", "x" (slowdown) or "" (plain)
 }
 
 // A Claim is one statement of a paper, checked against the metrics of the
