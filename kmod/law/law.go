@@ -320,25 +320,25 @@ func (t Trace) Has(f Trace) bool { return t&f == f }
 
 // Trace bits, for tests and callers that test flags by name.
 const (
-	TrInit      Trace = C.LAW_TR_INIT
-	TrRTT       Trace = C.LAW_TR_RTT_UPDATE
-	TrDecrease  Trace = C.LAW_TR_DECREASE
-	TrIncrease  Trace = C.LAW_TR_INCREASE
-	TrHold      Trace = C.LAW_TR_HOLD
-	TrNoINT     Trace = C.LAW_TR_NO_INT
-	TrINTStale  Trace = C.LAW_TR_INT_STALE
-	TrINTSame   Trace = C.LAW_TR_INT_SAME
-	TrINTPath   Trace = C.LAW_TR_INT_PATH
-	TrINTBad    Trace = C.LAW_TR_INT_BAD
-	TrNoRTT     Trace = C.LAW_TR_NO_RTT
-	TrClampMin  Trace = C.LAW_TR_CLAMP_MIN
-	TrClampMax  Trace = C.LAW_TR_CLAMP_MAX
-	TrMI        Trace = C.LAW_TR_MI
-	TrAI        Trace = C.LAW_TR_AI
-	TrVAI       Trace = C.LAW_TR_VAI
-	TrSF        Trace = C.LAW_TR_SF
-	TrECE       Trace = C.LAW_TR_ECE
-	PacingNone        = uint64(C.LAW_PACING_NONE)
+	TrInit     Trace = C.LAW_TR_INIT
+	TrRTT      Trace = C.LAW_TR_RTT_UPDATE
+	TrDecrease Trace = C.LAW_TR_DECREASE
+	TrIncrease Trace = C.LAW_TR_INCREASE
+	TrHold     Trace = C.LAW_TR_HOLD
+	TrNoINT    Trace = C.LAW_TR_NO_INT
+	TrINTStale Trace = C.LAW_TR_INT_STALE
+	TrINTSame  Trace = C.LAW_TR_INT_SAME
+	TrINTPath  Trace = C.LAW_TR_INT_PATH
+	TrINTBad   Trace = C.LAW_TR_INT_BAD
+	TrNoRTT    Trace = C.LAW_TR_NO_RTT
+	TrClampMin Trace = C.LAW_TR_CLAMP_MIN
+	TrClampMax Trace = C.LAW_TR_CLAMP_MAX
+	TrMI       Trace = C.LAW_TR_MI
+	TrAI       Trace = C.LAW_TR_AI
+	TrVAI      Trace = C.LAW_TR_VAI
+	TrSF       Trace = C.LAW_TR_SF
+	TrECE      Trace = C.LAW_TR_ECE
+	PacingNone       = uint64(C.LAW_PACING_NONE)
 )
 
 // String lists the set flags joined by '|'.
