@@ -1,0 +1,120 @@
+package vm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The guest reports on the serial console in lines starting with Tag:
+//
+//	CCLAB-VM BOOT kernel=<uname -r> cpus=<n>
+//	CCLAB-VM CHECK <name> PASS|FAIL [detail...]
+//	CCLAB-VM METRIC <name> <value> [unit]
+//	CCLAB-VM DONE
+//
+// Anything else on the console (kernel messages) is kept for diagnosis.
+const Tag = "CCLAB-VM"
+
+// Check is one step of the guest test.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Metric is a figure the guest measured.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// Result is what one boot reported.
+type Result struct {
+	Series  string   `json:"series"`
+	Kernel  string   `json:"kernel"` // uname -r in the guest
+	Accel   string   `json:"accel"`  // kvm or tcg
+	Booted  bool     `json:"booted"`
+	Done    bool     `json:"done"` // the guest test ran to its end
+	Checks  []Check  `json:"checks"`
+	Metrics []Metric `json:"metrics"`
+	Seconds float64  `json:"seconds"` // boot to power-off
+	Console string   `json:"-"`
+}
+
+// parseLine folds one console line into r.
+func (r *Result) parseLine(line string) {
+	line = strings.TrimRight(line, "\r\n")
+	i := strings.Index(line, Tag+" ")
+	if i < 0 {
+		return
+	}
+	f := strings.Fields(line[i+len(Tag)+1:])
+	if len(f) == 0 {
+		return
+	}
+	switch f[0] {
+	case "BOOT":
+		r.Booted = true
+		for _, kv := range f[1:] {
+			if v, ok := strings.CutPrefix(kv, "kernel="); ok {
+				r.Kernel = v
+			}
+		}
+	case "CHECK":
+		if len(f) >= 3 && (f[2] == "PASS" || f[2] == "FAIL") {
+			r.Checks = append(r.Checks, Check{Name: f[1], Pass: f[2] == "PASS", Detail: strings.Join(f[3:], " ")})
+		}
+	case "METRIC":
+		if len(f) >= 3 {
+			if v, err := strconv.ParseFloat(f[2], 64); err == nil {
+				m := Metric{Name: f[1], Value: v}
+				if len(f) >= 4 {
+					m.Unit = f[3]
+				}
+				r.Metrics = append(r.Metrics, m)
+			}
+		}
+	case "DONE":
+		r.Done = true
+	}
+}
+
+// Err says why the run failed: no boot, unfinished, a failed check or a
+// missing one of want. nil when everything passed.
+func (r *Result) Err(want []string) error {
+	if !r.Booted {
+		return fmt.Errorf("%s: the guest never reported booting", r.Series)
+	}
+	var bad []string
+	seen := map[string]bool{}
+	for _, c := range r.Checks {
+		seen[c.Name] = true
+		if !c.Pass {
+			bad = append(bad, c.Name+" ("+c.Detail+")")
+		}
+	}
+	for _, w := range want {
+		if !seen[w] {
+			bad = append(bad, w+" (not reported)")
+		}
+	}
+	if !r.Done {
+		bad = append(bad, "the guest test did not finish")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s (%s): %s", r.Series, r.Kernel, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// Metric returns the named metric.
+func (r *Result) Metric(name string) (Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
