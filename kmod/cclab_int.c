@@ -32,6 +32,7 @@ EXPORT_TRACEPOINT_SYMBOL_GPL(cclab_cc_ack);
 static DEFINE_HASHTABLE(cclab_socks, 10);
 static DEFINE_SPINLOCK(cclab_socks_lock);	/* writers; readers use RCU */
 
+static atomic64_t stat_sockets = ATOMIC64_INIT(0);
 static atomic64_t stat_echoes = ATOMIC64_INIT(0);
 static atomic64_t stat_no_echo = ATOMIC64_INIT(0);
 
@@ -46,6 +47,7 @@ struct cclab_int_sock *cclab_int_attach(const struct sock *sk, size_t priv_size,
 	spin_lock_bh(&cclab_socks_lock);
 	hash_add_rcu(cclab_socks, &is->node, (unsigned long)sk);
 	spin_unlock_bh(&cclab_socks_lock);
+	atomic64_inc(&stat_sockets);
 	return is;
 }
 EXPORT_SYMBOL_GPL(cclab_int_attach);
@@ -57,6 +59,7 @@ void cclab_int_detach(struct cclab_int_sock *is)
 	spin_lock_bh(&cclab_socks_lock);
 	hash_del_rcu(&is->node);
 	spin_unlock_bh(&cclab_socks_lock);
+	atomic64_dec(&stat_sockets);
 	kfree_rcu(is, rcu);
 }
 EXPORT_SYMBOL_GPL(cclab_int_detach);
@@ -199,7 +202,7 @@ static struct pernet_operations cclab_int_net_ops = {
 	.exit = cclab_int_net_exit,
 };
 
-/* Read-only counters: echoes stored, segments without a usable echo. */
+/* Read-only counters: live sockets, echoes stored, segments without one. */
 static int cclab_int_stat_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%lld\n", atomic64_read((atomic64_t *)kp->arg));
@@ -208,6 +211,8 @@ static int cclab_int_stat_get(char *buf, const struct kernel_param *kp)
 static const struct kernel_param_ops cclab_int_stat_ops = {
 	.get = cclab_int_stat_get,
 };
+module_param_cb(sockets, &cclab_int_stat_ops, &stat_sockets, 0444);
+MODULE_PARM_DESC(sockets, "law sockets attached now: 0 once all are closed (read only)");
 module_param_cb(echoes, &cclab_int_stat_ops, &stat_echoes, 0444);
 MODULE_PARM_DESC(echoes, "INT echoes stored for law sockets (read only)");
 module_param_cb(no_echo, &cclab_int_stat_ops, &stat_no_echo, 0444);

@@ -57,7 +57,7 @@ TRACE_EVENT(cclab_cc_ack,
 		__entry->echo_count = t->echo_count;
 		__entry->cost_ns = t->cost_ns;
 	),
-	TP_printk("law=%s sport=%u dport=%u cwnd=%u cwnd_bytes=%llu pacing=%llu signal_ppm=%llu trace=0x%x rtt_us=%u nhops=%u qlen0=%u echoes=%u cost_ns=%u",
+	TP_printk("law=%s sport=%u dport=%u cwnd=%u cwnd_bytes=%llu pacing=%llu signal_ppm=%llu trace=%u rtt_us=%u nhops=%u qlen0=%u echoes=%u cost_ns=%u",
 		  __print_symbolic(__entry->law, CCLAB_LAW_NAMES),
 		  __entry->sport, __entry->dport,
 		  __entry->cwnd_segs, __entry->cwnd_bytes, __entry->pacing_rate,

@@ -3,7 +3,6 @@ package vm
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,9 +25,6 @@ type BootOptions struct {
 	// (used to detect a /dev/kvm that opens but does not run guests).
 	BootWithin time.Duration
 }
-
-// errNoBoot is returned when the guest missed BootOptions.BootWithin.
-var errNoBoot = errors.New("guest did not boot in time")
 
 // Boot runs the kernel with the initramfs under qemu and collects the
 // guest's report. The error is about qemu itself (missing, timed out);
@@ -104,7 +100,7 @@ func Boot(ctx context.Context, k Kernel, initrd string, o BootOptions) (*Result,
 	r.Console = console.String()
 	switch {
 	case noBoot:
-		return r, errNoBoot
+		return r, fmt.Errorf("%s: no BOOT line within %s", k.Series, o.BootWithin)
 	case ctx.Err() != nil:
 		return r, fmt.Errorf("%s: guest timed out after %s", k.Series, o.Timeout)
 	case werr != nil:

@@ -2,7 +2,6 @@ package vm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,10 +77,12 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		opts.Accel = "kvm"
 		opts.BootWithin = 30 * time.Second
 		r, err := Boot(ctx, k, initrd, opts)
-		if !errors.Is(err, errNoBoot) {
+		// A /dev/kvm that opens but cannot run the guest (nested
+		// virtualisation without VMX, MSR errors) fails before BOOT.
+		if err == nil || (r != nil && r.Booted) || ctx.Err() != nil {
 			return r, err
 		}
-		fmt.Fprintf(progress, "vm %s: no boot under KVM in %s; using TCG from now on\n", c.Series, opts.BootWithin)
+		fmt.Fprintf(progress, "vm %s: no boot under KVM (%v); using TCG from now on\n", c.Series, err)
 		if err := recordKVMBroken(c.Cache); err != nil {
 			return nil, fmt.Errorf("record kvm state: %w", err)
 		}

@@ -11,7 +11,19 @@ import (
 
 // wantChecks are the steps every kernel's guest test must report, passed.
 var wantChecks = []string{
-	"boot",
+	"load_cclab_int", "load_powertcp", "load_theta_powertcp", "load_hpcc", "load_swift", "load_dctcp",
+	"param_tcp_powertcp_gamma_ppm", "param_tcp_theta_powertcp_base_rtt_ns", "param_tcp_hpcc_eta_ppm",
+	"param_tcp_hpcc_vai_enable", "param_tcp_swift_sf_acks", "param_tcp_swift_beta_ppm",
+	"topo_1switch", "topo_3switch",
+	"flow_powertcp", "flow_hpcc", "flow_theta_small", "flow_theta_large", "flow_swift_low", "flow_swift_high",
+	"flow_dctcp", "flow_theta_3sw",
+	"hold_without_int_powertcp", "hold_without_int_hpcc", "int_seen_powertcp", "int_seen_hpcc",
+	"window_follows_rtt_theta_powertcp", "window_follows_delay_swift", "window_follows_rtt_3switch",
+	"ss_powertcp", "ss_hpcc", "ss_theta_large", "ss_swift_high",
+	"rmmod_busy_powertcp", "rmmod_busy_hpcc", "rmmod_busy_theta_powertcp", "rmmod_busy_swift",
+	"rmmod_idle_powertcp", "rmmod_idle_hpcc", "rmmod_idle_theta_powertcp", "rmmod_idle_swift",
+	"no_leak_powertcp", "no_leak_hpcc", "no_leak_theta_powertcp", "no_leak_swift", "no_leak_theta_3sw",
+	"rmmod_cclab_int", "dmesg_clean",
 }
 
 // TestKernelModulesInVM boots each Debian kernel under qemu with the
