@@ -37,6 +37,9 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newLawCmd(),
+		newIntCmd(),
+		newTopoCmd(),
+		newCleanCmd(),
 	)
 	return root
 }
