@@ -2,6 +2,7 @@ package tcopt
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -22,7 +23,29 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{253, 12, 0xcc, 0x1a, 0x0f, 1, 2, 3, 4, 5, 6, 7})
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(checkParse)
+}
+
+// TestParseRandom is a short fuzz run inside the normal tests: random
+// options that start like ours, so that most get past the framing checks.
+func TestParseRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 200000; i++ {
+		b := make([]byte, rng.IntN(48))
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if len(b) > 4 && rng.IntN(4) != 0 {
+			b[0], b[2], b[3] = Kind, 0xcc, 0x1a
+			b[1] = byte(BaseLen + RecLen*rng.IntN(7))
+			b[4] &^= 0xc0
+		}
+		checkParse(t, b)
+	}
+}
+
+func checkParse(t *testing.T, b []byte) {
+	{
 		b = b[:len(b):len(b)]
 		o, err := Parse(b)
 		if err != nil {
@@ -45,7 +68,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("hop with invalid rate %+v", h)
 			}
 		}
-	})
+	}
 }
 
 // FuzzRoundTrip: decode(encode(x)) == x for every valid x.

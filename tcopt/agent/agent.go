@@ -55,7 +55,7 @@ type Agent struct {
 	link     link.Link
 	pins     []string // files Close unpins, in order
 	bpfDir   string
-	madeBPF  bool
+	dirs     []string // bpffs directories Attach created, outermost first
 	mu       sync.Mutex
 	moved    map[int]string // pid -> its cgroup before AddProcess
 	closeErr error
@@ -92,13 +92,10 @@ func Attach(ctx context.Context, id runid.ID, opts Options) (_ *Agent, err error
 		}
 	}()
 
-	if err := os.Mkdir(a.bpfDir, 0o700); err == nil {
-		a.madeBPF = true
-	} else if !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("attach INT agent: bpffs dir: %w", err)
-	}
-	if err := os.MkdirAll(opts.EchoPinDir, 0o700); err != nil {
-		return nil, fmt.Errorf("attach INT agent: echo pin dir: %w", err)
+	for _, d := range []string{a.bpfDir, opts.EchoPinDir} {
+		if err := a.mkdirAll(d); err != nil {
+			return nil, fmt.Errorf("attach INT agent: %w", err)
+		}
 	}
 	echoPin := filepath.Join(opts.EchoPinDir, EchoMapName)
 	_, statErr := os.Stat(echoPin)
@@ -111,16 +108,19 @@ func Attach(ctx context.Context, id runid.ID, opts Options) (_ *Agent, err error
 	err = spec.LoadAndAssign(&a.objs, &ebpf.CollectionOptions{
 		Maps: ebpf.MapOptions{PinPath: opts.EchoPinDir},
 	})
+	// Maps are pinned as they are created, before the programs load: a pin
+	// this call made goes again on failure. On success the shared pin stays
+	// for the laws, unless it is the run's own.
+	if _, statErr := os.Stat(echoPin); statErr == nil && !echoPinned &&
+		(err != nil || strings.HasPrefix(echoPin, a.bpfDir+"/")) {
+		a.pins = append(a.pins, echoPin)
+	}
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			return nil, fmt.Errorf("attach INT agent: verifier: %+v", ve)
 		}
 		return nil, fmt.Errorf("attach INT agent: load: %w", err)
-	}
-	// The shared echo pin stays for the laws, unless it is the run's own.
-	if !echoPinned && strings.HasPrefix(echoPin, a.bpfDir+"/") {
-		a.pins = append(a.pins, echoPin)
 	}
 	statsPin := filepath.Join(a.bpfDir, statsPinName)
 	if err := a.objs.CclabIntStats.Pin(statsPin); err != nil {
@@ -227,17 +227,34 @@ func (a *Agent) Close() error {
 		}
 	}
 	a.objs.Close()
-	// Remove directories only when empty: other parts pin there too.
-	if dir := filepath.Dir(filepath.Join(a.bpfDir, "x")); a.madeBPF {
-		for _, p := range a.pins {
-			if d := filepath.Dir(p); d != dir && strings.HasPrefix(d, dir+"/") {
-				os.Remove(d)
-			}
-		}
-		os.Remove(dir)
+	// Directories Attach made go when empty: other parts pin there too.
+	for i := len(a.dirs) - 1; i >= 0; i-- {
+		os.Remove(a.dirs[i])
 	}
 	a.closeErr = errors.Join(errs...)
 	return a.closeErr
+}
+
+// mkdirAll makes dir and any missing parents, remembering what it made.
+func (a *Agent) mkdirAll(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create %s: %w", missing[i], err)
+		} else if err == nil {
+			a.dirs = append(a.dirs, missing[i])
+		}
+	}
+	return nil
 }
 
 // rmdirRetry removes a cgroup; a process that just left it may still be

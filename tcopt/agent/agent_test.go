@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
 	"cclab/internal/nsexec"
@@ -316,6 +317,38 @@ func TestAttachRefusals(t *testing.T) {
 	if _, err := Attach(context.Background(), "Bad-ID", Options{}); err == nil {
 		t.Fatal("Attach accepted a bad run id")
 	}
+	// An incompatible map pinned as the echo map: a clear error, and the
+	// failed Attach leaves nothing of its own (the foreign pin stays).
+	other := runid.New()
+	foreignDir := filepath.Join(other.BPFDir(), "cc")
+	if err := os.MkdirAll(foreignDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other.BPFDir()) })
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Pin(filepath.Join(foreignDir, EchoMapName)); err != nil {
+		t.Fatal(err)
+	}
+	bad := runid.New()
+	_, err = Attach(context.Background(), bad, Options{EchoPinDir: foreignDir})
+	if err == nil || !strings.Contains(err.Error(), EchoMapName) {
+		t.Fatalf("Attach with an incompatible pinned echo map: %v", err)
+	}
+	t.Logf("incompatible echo map: %v", err)
+	cg, _ := Cgroup2Mount()
+	for _, p := range []string{bad.BPFDir(), filepath.Join(cg, runid.Mark+string(bad))} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("failed Attach left %s", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(foreignDir, EchoMapName)); err != nil {
+		t.Errorf("failed Attach removed a pin it did not make: %v", err)
+	}
+
 	a, id := attach(t)
 	if _, err := Attach(context.Background(), id, Options{EchoPinDir: filepath.Join(id.BPFDir(), "cc")}); err == nil {
 		t.Fatal("second Attach for the same run succeeded")
