@@ -11,6 +11,7 @@ import (
 //	CCLAB-VM BOOT kernel=<uname -r> cpus=<n>
 //	CCLAB-VM CHECK <name> PASS|FAIL [detail...]
 //	CCLAB-VM METRIC <name> <value> [unit]
+//	CCLAB-VM NOTE <name> [detail...]
 //	CCLAB-VM DONE
 //
 // Anything else on the console (kernel messages) is kept for diagnosis.
@@ -39,6 +40,7 @@ type Result struct {
 	Done    bool     `json:"done"` // the guest test ran to its end
 	Checks  []Check  `json:"checks"`
 	Metrics []Metric `json:"metrics"`
+	Notes   []string `json:"notes,omitempty"` // "name detail", e.g. a part the kernel cannot run
 	Seconds float64  `json:"seconds"` // boot to power-off
 	Console string   `json:"-"`
 }
@@ -76,6 +78,8 @@ func (r *Result) parseLine(line string) {
 				r.Metrics = append(r.Metrics, m)
 			}
 		}
+	case "NOTE":
+		r.Notes = append(r.Notes, strings.Join(f[1:], " "))
 	case "DONE":
 		r.Done = true
 	}
@@ -107,6 +111,16 @@ func (r *Result) Err(want []string) error {
 		return fmt.Errorf("%s (%s): %s", r.Series, r.Kernel, strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// Note returns the detail of the named note.
+func (r *Result) Note(name string) (string, bool) {
+	for _, n := range r.Notes {
+		if k, v, _ := strings.Cut(n, " "); k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // Metric returns the named metric.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -66,7 +68,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	initrd, err := BuildInitramfs(ctx, c.Repo, c.Cache, k, koDir, c.Extra...)
+	guest, err := buildGuestInt(ctx, c.Repo, c.Cache)
+	if err != nil {
+		return nil, err
+	}
+	extra := append([]string{guest,
+		filepath.Join(c.Repo, "orchestrator/vm/testdata/vm-line-1.yaml"),
+		filepath.Join(c.Repo, "orchestrator/vm/testdata/vm-line-3.yaml"),
+	}, c.Extra...)
+	initrd, err := BuildInitramfs(ctx, c.Repo, c.Cache, k, koDir, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +99,23 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		opts.Accel, opts.BootWithin = "tcg", 0
 	}
 	return Boot(ctx, k, initrd, opts)
+}
+
+// buildGuestInt builds orchestrator/vm/guestint, static, for the guest.
+// It needs the generated BPF bindings (make build).
+func buildGuestInt(ctx context.Context, repo, cache string) (string, error) {
+	out := filepath.Join(cache, "build", "guestint")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	cmd := exec.CommandContext(ctx, gobin, "build", "-o", out, "./orchestrator/vm/guestint")
+	cmd.Dir = repo
+	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build guestint (run make build first for the BPF bindings): %w\n%s", err, b)
+	}
+	return out, nil
 }
 
 // lockDir takes an exclusive flock on dir/lock.
