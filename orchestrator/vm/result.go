@@ -41,7 +41,7 @@ type Result struct {
 	Checks  []Check  `json:"checks"`
 	Metrics []Metric `json:"metrics"`
 	Notes   []string `json:"notes,omitempty"` // "name detail", e.g. a part the kernel cannot run
-	Seconds float64  `json:"seconds"` // boot to power-off
+	Seconds float64  `json:"seconds"`         // boot to power-off
 	Console string   `json:"-"`
 }
 
