@@ -40,6 +40,7 @@ func newRootCmd() *cobra.Command {
 		newIntCmd(),
 		newTopoCmd(),
 		newCleanCmd(),
+		newVMCmd(),
 	)
 	return root
 }
