@@ -133,11 +133,17 @@ static const struct kernel_param_ops cclab_param_ops = {
 	module_param_cb(name, &cclab_param_ops, &cclab_pd_##name, 0644);	\
 	MODULE_PARM_DESC(name, desc)
 
+/*
+ * For readers without the socket lock (get_info runs under RCU only): the
+ * state is freed after an RCU grace period, so a pointer read here stays
+ * valid until the reader's rcu_read_unlock().
+ */
 static struct cclab_cc_sk *cclab_cc_sk(struct sock *sk)
 {
 	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct cclab_int_sock *is = READ_ONCE(p->is);
 
-	return p->is ? (struct cclab_cc_sk *)p->is->priv : NULL;
+	return is ? (struct cclab_cc_sk *)is->priv : NULL;
 }
 
 /* Apply the law's decision to the socket. */
@@ -183,9 +189,10 @@ static void cclab_cc_init(struct sock *sk)
 static void cclab_cc_release(struct sock *sk)
 {
 	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct cclab_int_sock *is = p->is;
 
-	cclab_int_detach(p->is);
-	p->is = NULL;
+	WRITE_ONCE(p->is, NULL);
+	cclab_int_detach(is);
 }
 
 /* One ACK: feed the law, apply its output, trace. */
