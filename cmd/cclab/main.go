@@ -41,6 +41,8 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newIntCmd(),
 		newAnalyzeCmd(),
+		newLawCmd(),
+		newVMCmd(),
 	)
 	return root
 }
