@@ -36,6 +36,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newCCCmd(),
 	)
 	return root
 }
