@@ -32,30 +32,24 @@ char _license[] SEC("license") = "GPL";
 struct cclab_trace_rec {
 	__u64 time_ns;		/* CLOCK_MONOTONIC */
 	__u64 pacing_bps;	/* sk_pacing_rate * 8 after the ACK */
-	__u64 signal;		/* the law's signal, scale in kmod/law/README.md */
+	__u64 signal;		/* law_out.signal_ppm (kmod/law/README.md) */
 	__u32 cwnd_bytes;	/* snd_cwnd * mss after the ACK */
 	__u32 saddr;		/* IPv4, network order; 0 for IPv6 */
 	__u32 daddr;
 	__u16 sport;		/* host order */
 	__u16 dport;
+	__u32 trace;		/* law_out.trace: LAW_TR_* */
 	__u8 law;		/* enum cclab_law_id */
-	__u8 note;		/* enum cclab_trace_note */
-	__u16 pad;
-	__u32 pad2;
+	__u8 pad[3];
 };
 
+/* Which law wrote a trace record (internal/cc/trace.go knows them too). */
 enum cclab_law_id {
 	CCLAB_LAW_DCTCP = 1,
 	CCLAB_LAW_SWIFT = 2,
 	CCLAB_LAW_HPCC = 3,
 	CCLAB_LAW_POWERTCP = 4,
 	CCLAB_LAW_THETA_POWERTCP = 5,
-};
-
-enum cclab_trace_note {
-	CCLAB_NOTE_NONE = 0,
-	CCLAB_NOTE_NO_INT = 1,	/* no INT echo: the law held its window */
-	CCLAB_NOTE_LOSS = 2,	/* the ACK reported losses */
 };
 
 struct cclab_cc_ctl {
@@ -117,7 +111,7 @@ static __always_inline __u32 cclab_clamp_cwnd(struct tcp_sock *tp, __u64 cwnd)
 	return cwnd;
 }
 
-static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal, __u8 note)
+static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal, __u32 trace)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_trace_rec *r;
@@ -140,10 +134,9 @@ static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal,
 	r->daddr = sk->__sk_common.skc_daddr;
 	r->sport = sk->__sk_common.skc_num;
 	r->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	r->trace = trace;
 	r->law = law;
-	r->note = note;
-	r->pad = 0;
-	r->pad2 = 0;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	bpf_ringbuf_submit(r, 0);
 }
 
