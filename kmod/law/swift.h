@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Swift (Kumar et al., SIGCOMM 2020), as summarised in section II of the
+ * fast-convergence paper (fast-convergence-to-fairness-vai-sf.txt):
+ *	target = base_target + hops * per_hop (topology-based scaling)
+ *	         + fbs(cwnd) (flow-based scaling: higher for small windows);
+ *	delay < target: additive increase, ai bytes per RTT
+ *	  (cwnd += ai * acked / cwnd; below one segment cwnd += ai * acked / mss);
+ *	else, at most once per RTT: cwnd *= max(1 - beta * (delay - target) /
+ *	  delay, max_mdf).
+ * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
+ * by pacing at cwnd / RTT; above one segment Swift does not pace.
+ * Optional Variable AI and Sampling Frequency (vai.h): the measured
+ * congestion is the largest delay in an RTT (ns). Included by law.h.
+ */
+#ifndef CCLAB_LAW_SWIFT_H
+#define CCLAB_LAW_SWIFT_H
+
+#define SWIFT_DELAY_MAX_NS	10000000000ULL	/* 10 s: larger samples clamp */
+
+struct swift_params {
+	__u64 base_rtt_ns;	/* base RTT: initial window HostBw * base_rtt */
+	__u64 base_target_ns;	/* base target delay */
+	__u64 per_hop_ns;	/* topology-based scaling: added per hop */
+	__u64 fs_range_ns;	/* flow-based scaling range; 0 = FBS off */
+	__u32 fs_min_cwnd_mppm;	/* FBS: window (segments * 1e6) of full range */
+	__u32 fs_max_cwnd_segs;	/* FBS: window (segments) of no scaling */
+	__u32 hops;		/* hops when the ACK has no INT echo */
+	__u32 host_bw_mbps;	/* HostBw */
+	__u32 ai_bytes;		/* additive increase per RTT */
+	__u32 beta_ppm;		/* MD gain beta (0.8) */
+	__u32 max_mdf_ppm;	/* floor of the decrease factor (0.5) */
+	__u32 min_cwnd_bytes;	/* smallest (fractional) window */
+	__u32 init_cwnd_bytes;	/* 0 = HostBw * base_rtt (line rate) */
+	__u32 max_cwnd_bytes;	/* window cap */
+	struct vai_params vai;	/* ns of delay: token_thresh 0 = target + base_rtt */
+};
+
+struct swift_state {
+	struct vai_state vai;
+	__u64 cwnd;		/* bytes, may be below one segment */
+	__u64 t_last_decrease;	/* ns */
+	__u64 delay_ns;		/* last delay sample */
+	__u64 target_ns;	/* last target delay */
+	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
+	__u32 pad;
+};
+
+LAW_INLINE void swift_params_default(struct swift_params *p)
+{
+	p->base_rtt_ns = 50000;
+	p->base_target_ns = 5000;
+	p->per_hop_ns = 2000;
+	p->fs_range_ns = 25000;		/* 5 * base target */
+	p->fs_min_cwnd_mppm = 100000;	/* 0.1 segments */
+	p->fs_max_cwnd_segs = 100;
+	p->hops = 1;
+	p->host_bw_mbps = 1000;
+	p->ai_bytes = 1448;		/* one segment per RTT */
+	p->beta_ppm = 800000;
+	p->max_mdf_ppm = 500000;
+	p->min_cwnd_bytes = 15;		/* ~0.01 segments */
+	p->init_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
+	vai_params_default(&p->vai, 30);	/* a token per 30 ns of delay */
+}
+
+LAW_INLINE int swift_params_check(const struct swift_params *p)
+{
+	if (p->base_rtt_ns < 1000 || p->base_rtt_ns > LAW_RTT_MAX_NS)
+		return LAW_E_BASE_RTT;
+	if (p->host_bw_mbps < 1 || p->host_bw_mbps > LAW_RATE_MAX_MBPS)
+		return LAW_E_HOST_BW;
+	if (p->base_target_ns < 1000 || p->base_target_ns > LAW_RTT_MAX_NS ||
+	    p->per_hop_ns > LAW_RTT_MAX_NS / 16 || p->hops > INT_MAX_HOPS * 3)
+		return LAW_E_TARGET;
+	if (p->fs_range_ns > LAW_RTT_MAX_NS ||
+	    (p->fs_range_ns && (p->fs_min_cwnd_mppm < 1000 ||
+				p->fs_max_cwnd_segs < 1 ||
+				p->fs_max_cwnd_segs > 100000 ||
+				(__u64)p->fs_min_cwnd_mppm >=
+				(__u64)p->fs_max_cwnd_segs * LAW_PPM)))
+		return LAW_E_FBS;
+	if (p->ai_bytes < 1 || p->ai_bytes > (1U << 24))
+		return LAW_E_AI;
+	if (p->beta_ppm < 1 || p->beta_ppm > LAW_PPM)
+		return LAW_E_BETA;
+	if (p->max_mdf_ppm < 1 || p->max_mdf_ppm >= LAW_PPM)
+		return LAW_E_MAX_MDF;
+	if (p->max_cwnd_bytes < LAW_MSS_MAX || p->max_cwnd_bytes > LAW_CWND_CAP_MAX ||
+	    p->min_cwnd_bytes < 1 || p->min_cwnd_bytes > LAW_MSS_DEFAULT)
+		return LAW_E_CWND_CAP;
+	if (p->init_cwnd_bytes > p->max_cwnd_bytes)
+		return LAW_E_INIT_CWND;
+	return vai_params_check(&p->vai);
+}
+
+/* 1/sqrt(x) in ppm for a window x in segments * 1e6 (x >= 1). */
+LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
+{
+	__u64 r = law_isqrt(law_max64(x_mppm, 1));
+
+	return 1000000000ULL / (r ? r : 1);	/* 1e6 * 1e3 / sqrt(x_mppm) */
+}
+
+/*
+ * Flow-based scaling: alpha / sqrt(cwnd) + beta clamped to [0, fs_range],
+ * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
+ * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
+ * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
+ */
+LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
+			      __u32 mss)
+{
+	__u64 c, lo, hi, top;
+
+	if (!p->fs_range_ns)
+		return 0;
+	c = swift_inv_sqrt_ppm(law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
+	hi = swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
+	lo = swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) *
+				LAW_PPM);
+	if (c <= lo)
+		return 0;
+	top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
+	if (c >= hi || hi <= lo)
+		return top;
+	return top * (c - lo) / (hi - lo);
+}
+
+/* Target delay: base + hops * per_hop + FBS. */
+LAW_INLINE __u64 swift_target_ns(const struct swift_params *p,
+				 const struct law_ack *ack, __u64 cwnd,
+				 __u32 mss)
+{
+	__u64 hops = p->hops;
+
+	if (ack->echo && ack->echo->nhops > 0 &&
+	    ack->echo->nhops <= INT_MAX_HOPS)
+		hops = ack->echo->nhops;
+	hops = law_min64(hops, INT_MAX_HOPS * 3);
+	return law_min64(p->base_target_ns, LAW_RTT_MAX_NS) +
+	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) +
+	       swift_fbs_ns(p, cwnd, mss);
+}
+
+/* mdf = max(1 - beta * (delay - target) / delay, max_mdf), ppm. */
+LAW_INLINE __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
+			       __u32 max_mdf_ppm)
+{
+	__u64 cut, floor = law_min64(max_mdf_ppm, LAW_PPM);
+
+	if (!delay || delay <= target)
+		return LAW_PPM;
+	cut = law_min64(beta_ppm, LAW_PPM) * ((delay - target) * LAW_PPM /
+					       delay) / LAW_PPM;
+	if (cut >= LAW_PPM - floor)
+		return floor;
+	return LAW_PPM - cut;
+}
+
+LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p,
+			     __u32 mss, struct law_out *out)
+{
+	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
+	__u64 rtt = s->delay_ns ? s->delay_ns :
+		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
+
+	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
+			       law_max64(p->max_cwnd_bytes, mss), mss);
+	/* Fractional window: one segment at most every rtt * mss / cwnd. */
+	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
+		LAW_PACING_NONE;
+	out->signal_ppm = s->target_ns ?
+		law_min64(law_mul_div(s->delay_ns, LAW_PPM, s->target_ns),
+			  LAW_SIGNAL_MAX_PPM) : 0;
+}
+
+LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
+			   __u32 snd_nxt, __u32 mss, struct law_out *out)
+{
+	__builtin_memset(s, 0, sizeof(*s));
+	if (!mss || mss > LAW_MSS_MAX)
+		mss = LAW_MSS_DEFAULT;
+	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
+		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
+	s->last_rtt_seq = snd_nxt;
+	out->trace = LAW_TR_INIT;
+	swift_output(s, p, mss, out);
+}
+
+LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
+			     const struct law_ack *ack, struct law_out *out)
+{
+	__u32 mss = law_mss(ack);
+	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
+				SWIFT_DELAY_MAX_NS);
+	__u64 old = s->cwnd, target, ai, acked = ack->acked_bytes;
+	int rtt_end, congested, can_decrease;
+
+	out->trace = 0;
+	if (!delay) {
+		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
+		swift_output(s, p, mss, out);
+		return;
+	}
+	target = swift_target_ns(p, ack, s->cwnd, mss);
+	s->delay_ns = delay;
+	s->target_ns = target;
+	congested = delay >= target;
+	rtt_end = law_seq_after(ack->snd_una, s->last_rtt_seq);
+	if (rtt_end) {
+		s->last_rtt_seq = ack->snd_nxt;
+		out->trace |= LAW_TR_RTT_UPDATE;
+	}
+	if (p->vai.enable) {
+		vai_observe(&s->vai, delay, congested);
+		if (rtt_end)
+			vai_rtt_end(&s->vai, &p->vai, p->vai.token_thresh ?
+				    p->vai.token_thresh :
+				    target + law_min64(p->base_rtt_ns,
+						       LAW_RTT_MAX_NS));
+	}
+	/* Decrease at most once per RTT, or every sf_acks ACKs with SF. */
+	if (p->vai.sf_acks)
+		can_decrease = vai_sf_point(&s->vai, &p->vai);
+	else
+		can_decrease = ack->now_ns < s->t_last_decrease ||
+			       ack->now_ns - s->t_last_decrease >= delay;
+	ai = law_min64(p->ai_bytes, 1U << 24) *
+	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
+	if (ai > p->ai_bytes)
+		out->trace |= LAW_TR_VAI;
+	acked = law_min64(acked, LAW_CWND_CAP_MAX);
+	if (!congested || p->vai.enable) {
+		/* VAI always adds (section V-B); plain Swift below target. */
+		s->cwnd += law_mul_div(ai, acked, s->cwnd >= mss ? s->cwnd : mss);
+		s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX);
+	}
+	if (congested && can_decrease) {
+		s->cwnd = s->cwnd * swift_mdf_ppm(delay, target, p->beta_ppm,
+						  p->max_mdf_ppm) / LAW_PPM;
+		if (p->vai.sf_acks)
+			out->trace |= LAW_TR_SF;
+	}
+	swift_output(s, p, mss, out);
+	if (s->cwnd < old) {
+		s->t_last_decrease = ack->now_ns;
+		s->vai.acks_since_dec = 0;
+		out->trace |= LAW_TR_DECREASE;
+	} else if (s->cwnd > old) {
+		out->trace |= LAW_TR_INCREASE;
+	}
+}
+
+#endif /* CCLAB_LAW_SWIFT_H */
