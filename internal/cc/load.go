@@ -96,7 +96,7 @@ func Resolve(laws []string, settings []string) ([]Params, error) {
 			return nil, fmt.Errorf("parameter %q: want name=value or law.name=value", s)
 		}
 		only := ""
-		if l, n, dotted := strings.Cut(name, "."); dotted {
+		if l, n, dotted := strings.Cut(name, "."); dotted && slices.Contains(Laws(), l) {
 			only, name = l, n
 			if !slices.Contains(laws, only) {
 				return nil, fmt.Errorf("parameter %q: law %s is not being loaded", s, only)

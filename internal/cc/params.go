@@ -18,6 +18,7 @@ const (
 	checkProg     = "cclab_params_check"   // syscall: return <law>_params_check(ctx)
 	structOpsMap  = "cclab_ops"            // the tcp_congestion_ops
 	rodataSection = ".rodata"
+	msgLen        = 96 // struct cclab_params_ctx.msg (kmod/bpf/cc_law.h)
 )
 
 // Param is one field of a law's parameter struct, in the law's own fixed
@@ -175,19 +176,38 @@ func layout(law string, spec *ebpf.CollectionSpec) (Params, *ebpf.VariableSpec, 
 		return Params{}, nil, fmt.Errorf("%s: %s is not a struct", law, paramsVar)
 	}
 	ps := Params{Law: law, size: int(st.Size)}
+	if err := ps.addFields(st, "", 0); err != nil {
+		return Params{}, nil, err
+	}
+	return ps, v, nil
+}
+
+// addFields appends the integer fields of st (at byte offset base), nested
+// structs flattened as "outer.inner". Fields named pad* are padding.
+func (ps *Params) addFields(st *btf.Struct, prefix string, base int) error {
 	for _, m := range st.Members {
+		off := base + int(m.Offset.Bytes())
+		if inner, ok := btf.As[*btf.Struct](m.Type); ok {
+			if err := ps.addFields(inner, prefix+m.Name+".", off); err != nil {
+				return err
+			}
+			continue
+		}
 		in, ok := btf.As[*btf.Int](m.Type)
 		if !ok || m.BitfieldSize != 0 {
-			return Params{}, nil, fmt.Errorf("%s parameter %s: only plain integer fields are supported", law, m.Name)
+			return fmt.Errorf("%s parameter %s%s: only integer fields are supported", ps.Law, prefix, m.Name)
+		}
+		if strings.HasPrefix(m.Name, "pad") {
+			continue
 		}
 		ps.Fields = append(ps.Fields, Param{
-			Name:   m.Name,
+			Name:   prefix + m.Name,
 			Signed: in.Encoding&btf.Signed != 0,
-			off:    int(m.Offset.Bytes()),
+			off:    off,
 			size:   int(in.Size),
 		})
 	}
-	return ps, v, nil
+	return nil
 }
 
 // defaults runs the law core's <law>_params_default() in the kernel (a
@@ -204,8 +224,8 @@ func defaults(law string, spec *ebpf.CollectionSpec) (Params, error) {
 		return Params{}, fmt.Errorf("load %s parameter defaults program: %w", law, err)
 	}
 	defer objs.Prog.Close()
-	in := make([]byte, ps.size)
-	out := make([]byte, ps.size)
+	in := make([]byte, ps.size+msgLen)
+	out := make([]byte, ps.size+msgLen)
 	if _, err := objs.Prog.Run(&ebpf.RunOptions{Context: in, ContextOut: out}); err != nil {
 		return Params{}, fmt.Errorf("run %s parameter defaults: %w", law, err)
 	}
@@ -224,13 +244,16 @@ func check(spec *ebpf.CollectionSpec, ps Params) error {
 		return fmt.Errorf("load %s parameter check program: %w", ps.Law, err)
 	}
 	defer objs.Prog.Close()
-	ret, err := objs.Prog.Run(&ebpf.RunOptions{Context: ps.bytes()})
+	ctx := append(ps.bytes(), make([]byte, msgLen)...)
+	out := make([]byte, len(ctx))
+	ret, err := objs.Prog.Run(&ebpf.RunOptions{Context: ctx, ContextOut: out})
 	if err != nil {
 		return fmt.Errorf("run %s parameter check: %w", ps.Law, err)
 	}
 	if ret != 0 {
-		return fmt.Errorf("%s parameters out of range (%s_params_check returned %d): %s",
-			ps.Law, ps.Law, int32(ret), ps)
+		msg, _, _ := strings.Cut(string(out[ps.size:]), "\x00")
+		return fmt.Errorf("%s parameters rejected: %s (%s_params_check: %d; requested: %s)",
+			ps.Law, msg, ps.Law, int32(ret), ps)
 	}
 	return nil
 }

@@ -23,9 +23,13 @@ func Spec(law string) (*ebpf.CollectionSpec, error) {
 
 // Laws lists the laws that have an eBPF build, in a stable order.
 func Laws() []string {
-	return []string{"dctcp"}
+	return []string{"powertcp", "theta_powertcp", "hpcc", "swift", "dctcp"}
 }
 
 var loaders = map[string]func() (*ebpf.CollectionSpec, error){
-	"dctcp": loadDctcp,
+	"powertcp":       loadPowertcp,
+	"theta_powertcp": loadTheta_powertcp,
+	"hpcc":           loadHpcc,
+	"swift":          loadSwift,
+	"dctcp":          loadDctcp,
 }
