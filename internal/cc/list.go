@@ -29,7 +29,7 @@ func List(opts Options) ([]Registration, error) {
 		if !e.IsDir() {
 			continue
 		}
-		law, name, _ := strings.Cut(e.Name(), ".")
+		law, name, _ := strings.Cut(e.Name(), "@")
 		if name == "" {
 			name = law
 		}

@@ -53,15 +53,17 @@ type Registration struct {
 	Name   string `json:"name"` // in tcp_available_congestion_control
 	Params Params `json:"params"`
 	Pin    string `json:"pin"` // its directory under the pin directory
+	// Programs are the struct_ops programs by name (set by Load only).
+	Programs map[string]ebpf.ProgramID `json:"-"`
 }
 
 // regDir is the directory of a registration: the law's name, or
-// "<law>.<name>" when registered under another name.
+// "<law>@<name>" when registered under another name (bpffs forbids dots).
 func regDir(pinDir, law, name string) string {
 	if law == name {
 		return filepath.Join(pinDir, law)
 	}
-	return filepath.Join(pinDir, law+"."+name)
+	return filepath.Join(pinDir, law+"@"+name)
 }
 
 // Resolve returns the parameters each law would be loaded with: its
@@ -216,7 +218,15 @@ func register(ps Params, opts Options) (Registration, error) {
 	if err := l.Pin(filepath.Join(dir, "link")); err != nil {
 		return fail(fmt.Errorf("pin %s link: %w", ps.Law, err))
 	}
-	return Registration{Law: ps.Law, Name: name, Params: ps, Pin: dir}, nil
+	progs := make(map[string]ebpf.ProgramID, len(coll.Programs))
+	for pn, p := range coll.Programs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				progs[pn] = id
+			}
+		}
+	}
+	return Registration{Law: ps.Law, Name: name, Params: ps, Pin: dir, Programs: progs}, nil
 }
 
 // loadCollection loads with the shared maps pinned by name in pinDir. Two
