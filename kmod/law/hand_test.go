@@ -72,7 +72,9 @@ func TestHandPowerTCPUnitPower(t *testing.T) {
 // Smoothed from 1: (1 * 40 + 2 * 10) / 50 = 1.2 -> 1200000 ppm.
 // cwnd_old = 6250 (window of the first RTT):
 // cwnd = 0.9 * (6250 / 1.2 + 62) + 0.1 * 6250 = 0.9 * (5208 + 62) + 625
-//      = 4743 + 625 = 5368.
+//
+//	= 4743 + 625 = 5368.
+//
 // Next row: (1.2 * 40 + 2 * 10) / 50 = 1.36; cwnd = 0.9 * (6250/1.36 + 62)
 // + 0.1 * 5368 = 0.9 * (4595 + 62) + 536.8 = 4191.3 + 536.8 = 4728.
 func TestHandPowerTCPQueueOfOneBDP(t *testing.T) {
