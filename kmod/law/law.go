@@ -185,6 +185,9 @@ type Hop struct {
 // MaxHops is INT_MAX_HOPS.
 const MaxHops = int(C.INT_MAX_HOPS)
 
+// MaxHopsConst is MaxHops as an untyped constant (for array sizes).
+const MaxHopsConst = C.INT_MAX_HOPS
+
 // TxWrap and TsWrap are the wrap periods of Hop.TxBytes (bytes) and Hop.Ts (ns).
 const (
 	TxWrap = uint64(C.INT_TX_WRAP)
@@ -354,3 +357,9 @@ func (t Trace) String() string {
 
 // MarshalText makes JSON show the flag names.
 func (t Trace) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// Raw returns a copy of the C parameter struct's bytes (for the fuzzer,
+// which overlays them on the law's defaults).
+func (p *Params) Raw() []byte {
+	return C.GoBytes(unsafe.Pointer(&p.c), C.int(unsafe.Sizeof(p.c)))
+}
