@@ -241,7 +241,7 @@ func loadCollection(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection,
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("%+v", ve)
+			return nil, fmt.Errorf("%v", ve)
 		}
 		return nil, err
 	}

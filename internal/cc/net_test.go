@@ -264,3 +264,5 @@ func jain(xs []float64) float64 {
 	}
 	return s * s / (float64(len(xs)) * s2)
 }
+
+func filepathDir(p string) string { return p[:strings.LastIndexByte(p, '/')] }

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
@@ -157,7 +155,7 @@ func (t *Trace) read() error {
 	var line []byte
 	for {
 		rec, err := t.rd.Read()
-		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ringbuf.ErrClosed) {
+		if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
 			return nil
 		}
 		if err != nil {
@@ -208,8 +206,10 @@ func (t *Trace) Stop() (TraceStats, error) {
 		if err := t.ctl.Put(uint32(0), v); err != nil {
 			errs = append(errs, fmt.Errorf("switch trace off: %w", err))
 		}
-		// Drain what is left, then stop the reader.
-		t.rd.SetDeadline(time.Now().Add(50 * time.Millisecond))
+		// The reader returns what is left, then ErrFlushed.
+		if err := t.rd.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("flush trace: %w", err))
+		}
 		errs = append(errs, <-t.done)
 		errs = append(errs, t.w.Flush())
 		t.close()

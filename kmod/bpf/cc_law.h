@@ -34,7 +34,11 @@
 /* The parameters in force, set by the loader (internal/cc) before load. */
 const volatile struct LAW(_params) cclab_params;
 
-#define PARAMS ((const struct LAW(_params) *)&cclab_params)
+/*
+ * A copy on the stack for the law: reading through a non-volatile pointer
+ * would let the compiler fold the zero initialiser into the code.
+ */
+#define CCLAB_PARAMS(p)	struct LAW(_params) p = cclab_params
 
 /* What the glue keeps per socket, besides the law's state. */
 struct cclab_sock {
@@ -123,11 +127,12 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct law_out out = {};
 	struct cclab_sock *cs;
+	CCLAB_PARAMS(p);
 
 	cs = bpf_sk_storage_get(&cclab_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!cs)
 		return;
-	LAW(_init)(&cs->law, PARAMS, tp->snd_nxt, tp->mss_cache, &out);
+	LAW(_init)(&cs->law, &p, tp->snd_nxt, tp->mss_cache, &out);
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;
@@ -144,6 +149,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	struct law_ack a = {};
 	struct cclab_sock *cs;
 	long rtt_us;
+	CCLAB_PARAMS(p);
 
 	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
 	if (!cs)
@@ -165,7 +171,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 #ifdef LAW_USES_INT
 	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
 #endif
-	LAW(_on_ack)(&cs->law, PARAMS, &a, &out);
+	LAW(_on_ack)(&cs->law, &p, &a, &out);
 	cclab_apply(sk, &out);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }

@@ -44,7 +44,7 @@ LAW_INLINE __u32 int_sig_check(const struct int_prev *prev,
 			return LAW_TR_INT_BAD;
 	if (!prev->valid)
 		return LAW_TR_INT_PATH;
-	if (prev->count == e->count && prev->arrived_ns == e->arrived_ns)
+	if (prev->count == e->count)
 		return LAW_TR_INT_SAME;
 	if (prev->nhops != e->nhops)
 		return LAW_TR_INT_PATH;

@@ -107,6 +107,7 @@ enum law_err {
 	LAW_E_VAI,		/* a VAI/SF parameter out of range */
 	LAW_E_DCTCP_G,		/* g_shift out of range */
 	LAW_E_INIT_CWND,	/* init_cwnd out of range */
+	LAW_E_DCTCP_ALPHA,	/* alpha_init_ppm out of range */
 	LAW_E_COUNT
 };
 
@@ -130,6 +131,7 @@ LAW_INLINE const char *law_strerror(int err)
 	case LAW_E_VAI:		return "variable AI / sampling frequency parameter out of range";
 	case LAW_E_DCTCP_G:	return "g_shift out of range [0, 16]";
 	case LAW_E_INIT_CWND:	return "init_cwnd out of range";
+	case LAW_E_DCTCP_ALPHA:	return "alpha_init_ppm out of range [0, 1000000]";
 	}
 	return "unknown error";
 }
@@ -166,7 +168,7 @@ LAW_INLINE __u64 law_mul_sat(__u64 a, __u64 b)
 	if (cross >> 32)
 		return ~0ULL;
 	lo = al * bl;
-	if (lo + (cross << 32) < lo)
+	if (lo > ~0ULL - (cross << 32))
 		return ~0ULL;
 	return lo + (cross << 32);
 }

@@ -43,7 +43,7 @@ struct swift_state {
 	__u64 delay_ns;		/* last delay sample */
 	__u64 target_ns;	/* last target delay */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
-	__u32 pad;
+	__u32 decreased;	/* t_last_decrease is valid */
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -225,7 +225,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	if (p->vai.sf_acks)
 		can_decrease = vai_sf_point(&s->vai, &p->vai);
 	else
-		can_decrease = ack->now_ns < s->t_last_decrease ||
+		can_decrease = !s->decreased ||
+			       ack->now_ns < s->t_last_decrease ||
 			       ack->now_ns - s->t_last_decrease >= delay;
 	ai = law_min64(p->ai_bytes, 1U << 24) *
 	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
@@ -246,6 +247,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	swift_output(s, p, mss, out);
 	if (s->cwnd < old) {
 		s->t_last_decrease = ack->now_ns;
+		s->decreased = 1;
 		s->vai.acks_since_dec = 0;
 		out->trace |= LAW_TR_DECREASE;
 	} else if (s->cwnd > old) {
