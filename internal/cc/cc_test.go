@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"cclab/internal/runid"
@@ -32,24 +31,14 @@ func shortName(law string) string {
 	return "t" + id + "_" + short
 }
 
-// loadForTest registers law under its real name when nobody has it, else
-// under a test name, and unregisters it at the end.
+// loadForTest registers law under a test-only name (registrations are
+// machine-wide: the real names stay free for whoever runs experiments)
+// and unregisters it at the end.
 func loadForTest(t *testing.T, law string, settings ...string) Registration {
 	t.Helper()
 	opts := testOpts(t)
-	taken, err := IsRegistered(law)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if taken {
-		opts.Names = map[string]string{law: shortName(law)}
-	}
+	opts.Names = map[string]string{law: shortName(law)}
 	regs, err := Load(context.Background(), []string{law}, settings, opts)
-	if err != nil && !taken && strings.Contains(err.Error(), "already registered") {
-		// Someone registered it meanwhile.
-		opts.Names = map[string]string{law: shortName(law)}
-		regs, err = Load(context.Background(), []string{law}, settings, opts)
-	}
 	if err != nil {
 		t.Fatalf("load %s: %v", law, err)
 	}

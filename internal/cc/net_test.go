@@ -20,16 +20,20 @@ import (
 	"cclab/internal/runid"
 )
 
-// testNet is two namespaces joined by a veth whose a-to-b direction is a
-// bottleneck: HTB at rate, then a byte FIFO of buf bytes.
+// testNet is a sender a and a receiver b joined through a router r whose
+// port toward b is the bottleneck (HTB at rate, then a byte FIFO of buf
+// bytes), as a switch port would be: drops happen there, not in the
+// sender's own qdisc (which TCP small queues would hold back instead).
 type testNet struct {
 	id     runid.ID
-	a, b   string // namespace names
+	a, r, b string // namespace names
 	addrB  string
-	rate   int // Mbit/s
 	port   int
 	portMu sync.Mutex
 }
+
+// The bottleneck port, in namespace r.
+const bottleneckDev = "rb"
 
 func run(t *testing.T, args ...string) {
 	t.Helper()
@@ -42,25 +46,35 @@ func run(t *testing.T, args ...string) {
 func newTestNet(t *testing.T, rateMbit, bufBytes int, offloads bool) *testNet {
 	t.Helper()
 	id := runid.New()
-	n := &testNet{id: id, a: id.Netns("a"), b: id.Netns("b"), addrB: "10.77.0.2", rate: rateMbit, port: 5000}
-	run(t, "ip", "netns", "add", n.a)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", n.a).Run() })
-	run(t, "ip", "netns", "add", n.b)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", n.b).Run() })
-	run(t, "ip", "link", "add", "va", "netns", n.a, "type", "veth", "peer", "name", "vb", "netns", n.b)
-	for _, s := range []struct{ ns, dev, addr string }{{n.a, "va", "10.77.0.1/24"}, {n.b, "vb", "10.77.0.2/24"}} {
+	n := &testNet{id: id, a: id.Netns("a"), r: id.Netns("r"), b: id.Netns("b"), addrB: "10.77.2.1", port: 5000}
+	for _, ns := range []string{n.a, n.r, n.b} {
+		run(t, "ip", "netns", "add", ns)
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+		run(t, "ip", "-n", ns, "link", "set", "lo", "up")
+	}
+	run(t, "ip", "link", "add", "va", "netns", n.a, "type", "veth", "peer", "name", "ra", "netns", n.r)
+	run(t, "ip", "link", "add", "vb", "netns", n.b, "type", "veth", "peer", "name", "rb", "netns", n.r)
+	for _, s := range []struct{ ns, dev, addr, via string }{
+		{n.a, "va", "10.77.1.1/24", "10.77.1.254"},
+		{n.r, "ra", "10.77.1.254/24", ""},
+		{n.r, "rb", "10.77.2.254/24", ""},
+		{n.b, "vb", "10.77.2.1/24", "10.77.2.254"},
+	} {
 		run(t, "ip", "-n", s.ns, "addr", "add", s.addr, "dev", s.dev)
 		run(t, "ip", "-n", s.ns, "link", "set", s.dev, "up")
-		run(t, "ip", "-n", s.ns, "link", "set", "lo", "up")
+		if s.via != "" {
+			run(t, "ip", "-n", s.ns, "route", "add", "default", "via", s.via)
+		}
 		if !offloads {
 			run(t, "ip", "netns", "exec", s.ns, "ethtool", "-K", s.dev, "tso", "off", "gso", "off", "gro", "off")
 		}
 	}
+	run(t, "ip", "netns", "exec", n.r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	rate := fmt.Sprintf("%dmbit", rateMbit)
-	run(t, "tc", "-n", n.a, "qdisc", "add", "dev", "va", "root", "handle", "1:", "htb", "default", "1")
-	run(t, "tc", "-n", n.a, "class", "add", "dev", "va", "parent", "1:", "classid", "1:1", "htb",
+	run(t, "tc", "-n", n.r, "qdisc", "add", "dev", bottleneckDev, "root", "handle", "1:", "htb", "default", "1")
+	run(t, "tc", "-n", n.r, "class", "add", "dev", bottleneckDev, "parent", "1:", "classid", "1:1", "htb",
 		"rate", rate, "ceil", rate, "burst", "64k", "cburst", "64k")
-	run(t, "tc", "-n", n.a, "qdisc", "add", "dev", "va", "parent", "1:1", "handle", "10:", "bfifo",
+	run(t, "tc", "-n", n.r, "qdisc", "add", "dev", bottleneckDev, "parent", "1:1", "handle", "10:", "bfifo",
 		"limit", fmt.Sprint(bufBytes))
 	return n
 }
@@ -196,7 +210,10 @@ func (n *testNet) sendUntil(ctx context.Context, cc string, port int, start, dea
 	if err != nil {
 		return flowResult{}, fmt.Errorf("connect with %s: %w", cc, err)
 	}
+	// Abort at the end (RST): a graceful close would drain a full send
+	// buffer at whatever rate the law allows.
 	defer c.Close()
+	defer c.(*net.TCPConn).SetLinger(0)
 	raw, err := c.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		return flowResult{}, err

@@ -12,6 +12,7 @@
  *	in_ack_event	(ECN) remember whether the ACK carried ECE
  *	cwnd_event	(ECN, receiver) echo CE exactly
  *	ssthresh	loss: the kernel's halving, used while it recovers
+ *	set_state	loss: start the loss envelope (below)
  *
  * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
  * skips tcp_update_pacing_rate()), so the law's rate stays in force.
@@ -46,6 +47,8 @@ struct cclab_sock {
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
 	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
 	__u32 ce_state;		/* receiver: the last segment carried CE */
+	__u32 loss_cap;		/* segments; 0 = no loss envelope */
+	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
 	__u32 pad;
 };
 
@@ -99,19 +102,39 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
 
 /* ---- The congestion control ---- */
 
-static __always_inline void cclab_apply(struct sock *sk, const struct law_out *out)
+/*
+ * The laws do not see losses; the kernel's loss handling stays in charge
+ * (kmod/law/README.md). A loss (Recovery or Loss state) starts an envelope
+ * at the kernel's ssthresh, which grows by one segment per round trip, as
+ * Reno's would, and ends once the law's own window is below it. Without
+ * it, a law that keeps its window through drops (DCTCP on a drop-tail
+ * queue) would never yield to a competing flow.
+ */
+static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
+						 __u64 cwnd)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
-	__u64 cwnd = out->cwnd_segs;
 
-	/*
-	 * While the kernel recovers from a loss, the window is at most the
-	 * ssthresh it set (the law cannot see losses).
-	 */
-	if (cclab_icsk(sk)->icsk_ca_state >= TCP_CA_Recovery &&
-	    cwnd > tp->snd_ssthresh)
-		cwnd = tp->snd_ssthresh > 2 ? tp->snd_ssthresh : 2;
-	tp->snd_cwnd = cclab_clamp_cwnd(tp, cwnd);
+	if (!cs->loss_cap)
+		return cwnd;
+	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery &&
+	    (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
+		cs->loss_cap++;
+		cs->loss_cap_end = tp->snd_nxt;
+	}
+	if (cwnd <= cs->loss_cap) {
+		cs->loss_cap = 0;
+		return cwnd;
+	}
+	return cs->loss_cap;
+}
+
+static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
+					const struct law_out *out)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+
+	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs));
 	if (out->pacing_rate != LAW_PACING_NONE) {
 		cclab_pacing_enable(sk);
 		cclab_set_pacing_rate(sk, out->pacing_rate);
@@ -136,7 +159,8 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;
-	cclab_apply(sk, &out);
+	cs->loss_cap = 0;
+	cclab_apply(sk, cs, &out);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -172,7 +196,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
 #endif
 	LAW(_on_ack)(&cs->law, &p, &a, &out);
-	cclab_apply(sk, &out);
+	cclab_apply(sk, cs, &out);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -182,6 +206,25 @@ __u32 CCLAB_PROG(GLUE(ssthresh), struct sock *sk)
 	__u32 half = cclab_tcp_sk(sk)->snd_cwnd >> 1;
 
 	return half > 2 ? half : 2;
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+	__u32 cap;
+
+	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
+		return;
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs)
+		return;
+	cap = tp->snd_ssthresh;
+	if (cap > tp->snd_cwnd)
+		cap = tp->snd_cwnd >> 1;
+	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
+	cs->loss_cap_end = tp->snd_nxt;
 }
 
 SEC("struct_ops")
@@ -251,6 +294,7 @@ struct tcp_congestion_ops cclab_ops = {
 	.init = (void *)GLUE(init),
 	.cong_control = (void *)GLUE(cong_control),
 	.ssthresh = (void *)GLUE(ssthresh),
+	.set_state = (void *)GLUE(set_state),
 	.undo_cwnd = (void *)GLUE(undo_cwnd),
 	.release = (void *)GLUE(release),
 	CCLAB_ECN_OPS
