@@ -27,12 +27,14 @@ LAW_INLINE int int_hop_rate_ok(__u32 mbps)
  * Can echo e be paired with prev? 0 if so, else the LAW_TR_* reason.
  * Missing, stale, repeated, malformed or path-changed echoes are refused.
  */
-LAW_INLINE __u32 int_sig_check(const struct int_prev *prev,
-			       const struct int_echo *e, __u64 now_ns,
-			       __u64 max_age_ns)
+LAW_SUBPROG __u32 int_sig_check(const struct int_prev *prev,
+				const struct int_echo *e, __u64 now_ns,
+				__u64 max_age_ns)
 {
 	int i;
 
+	if (!prev)
+		return LAW_TR_INT_BAD;
 	if (!e || e->nhops == 0)
 		return LAW_TR_NO_INT;
 	if (e->nhops > INT_MAX_HOPS)
@@ -59,12 +61,12 @@ LAW_INLINE __u32 int_sig_check(const struct int_prev *prev,
 }
 
 /* Remember e as the new prev (a no-op for an echo int_sig_check refuses whole). */
-LAW_INLINE void int_prev_store(struct int_prev *prev, const struct int_echo *e)
+LAW_SUBPROG int int_prev_store(struct int_prev *prev, const struct int_echo *e)
 {
 	int i;
 
-	if (!e || e->nhops == 0 || e->nhops > INT_MAX_HOPS)
-		return;
+	if (!prev || !e || e->nhops == 0 || e->nhops > INT_MAX_HOPS)
+		return 0;
 	for (i = 0; i < INT_MAX_HOPS; i++) {
 		if (i < e->nhops) {
 			prev->hop[i] = e->hop[i];
@@ -79,6 +81,7 @@ LAW_INLINE void int_prev_store(struct int_prev *prev, const struct int_echo *e)
 	prev->count = e->count;
 	prev->nhops = e->nhops;
 	prev->valid = 1;
+	return 0;
 }
 
 /* Is this trace reason one after which the new echo should become prev? */

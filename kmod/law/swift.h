@@ -109,12 +109,12 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
  * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
  */
-LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
-			      __u32 mss)
+LAW_SUBPROG __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
+			       __u32 mss)
 {
 	__u64 c, lo, hi, top;
 
-	if (!p->fs_range_ns)
+	if (!p || !p->fs_range_ns || !mss)
 		return 0;
 	c = swift_inv_sqrt_ppm(law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
 	hi = swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
@@ -145,7 +145,7 @@ LAW_INLINE __u64 swift_target_ns(const struct swift_params *p,
 }
 
 /* mdf = max(1 - beta * (delay - target) / delay, max_mdf), ppm. */
-LAW_INLINE __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
+LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
 			       __u32 max_mdf_ppm)
 {
 	__u64 cut, floor = law_min64(max_mdf_ppm, LAW_PPM);
@@ -172,8 +172,8 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
 		LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
-		law_min64(law_mul_div(s->delay_ns, LAW_PPM, s->target_ns),
-			  LAW_SIGNAL_MAX_PPM) : 0;
+		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
+			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
 }
 
 LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
@@ -235,7 +235,9 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	acked = law_min64(acked, LAW_CWND_CAP_MAX);
 	if (!congested || p->vai.enable) {
 		/* VAI always adds (section V-B); plain Swift below target. */
-		s->cwnd += law_mul_div(ai, acked, s->cwnd >= mss ? s->cwnd : mss);
+		/* ai, acked < 2^30: the product fits */
+		s->cwnd += law_min64(ai, LAW_CWND_CAP_MAX) * acked /
+			   (s->cwnd >= mss ? s->cwnd : mss);
 		s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX);
 	}
 	if (congested && can_decrease) {
