@@ -42,6 +42,8 @@ struct swift_state {
 	__u64 t_last_decrease;	/* ns */
 	__u64 delay_ns;		/* last delay sample */
 	__u64 target_ns;	/* last target delay */
+	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
+	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
 	__u32 decreased;	/* t_last_decrease is valid */
 };
@@ -108,40 +110,70 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
  * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
  * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
+ * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
+ * the window in segments * 1e6.
  */
-LAW_SUBPROG __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
-			       __u32 mss)
+LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
+				   __u64 lo, __u64 cwnd_mppm)
 {
-	__u64 c, lo, hi, top;
+	__u64 c, top;
 
-	if (!p || !p->fs_range_ns || !mss)
-		return 0;
-	c = swift_inv_sqrt_ppm(law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
-	hi = swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
-	lo = swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) *
-				LAW_PPM);
-	if (c <= lo)
+	if (!p)
 		return 0;
 	top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
+	/* Outside [fs_min, fs_max] no square root is needed. */
+	if (!top || cwnd_mppm >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)
+		return 0;
+	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
+		return top;
+	c = swift_inv_sqrt_ppm(cwnd_mppm);
+	if (c <= lo)
+		return 0;
 	if (c >= hi || hi <= lo)
 		return top;
+	/* top < 2^30, c - lo < 2^30: the product fits */
 	return top * (c - lo) / (hi - lo);
 }
 
-/* Target delay: base + hops * per_hop + FBS. */
-LAW_INLINE __u64 swift_target_ns(const struct swift_params *p,
-				 const struct law_ack *ack, __u64 cwnd,
-				 __u32 mss)
+LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
 {
-	__u64 hops = p->hops;
+	return swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
+}
+
+LAW_INLINE __u64 swift_fbs_lo_ppm(const struct swift_params *p)
+{
+	return swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) * LAW_PPM);
+}
+
+/* The FBS term of the target for a window of cwnd bytes. */
+LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
+			      __u32 mss)
+{
+	if (!p->fs_range_ns || !mss)
+		return 0;
+	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
+				swift_fbs_lo_ppm(p),
+				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
+}
+
+/* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
+LAW_INLINE __u64 swift_target_ns(const struct swift_state *s,
+				 const struct swift_params *p,
+				 const struct law_ack *ack, __u32 mss)
+{
+	__u64 hops = p->hops, fbs = 0;
 
 	if (ack->echo && ack->echo->nhops > 0 &&
 	    ack->echo->nhops <= INT_MAX_HOPS)
 		hops = ack->echo->nhops;
 	hops = law_min64(hops, INT_MAX_HOPS * 3);
+	if (p->fs_range_ns)
+		fbs = swift_fbs_scaled(p, s->fbs_hi_ppm,
+				       s->fbs_lo_ppm,
+				       law_min64(s->cwnd, LAW_CWND_CAP_MAX) *
+				       LAW_PPM / mss);
 	return law_min64(p->base_target_ns, LAW_RTT_MAX_NS) +
-	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) +
-	       swift_fbs_ns(p, cwnd, mss);
+	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) + fbs;
 }
 
 /* mdf = max(1 - beta * (delay - target) / delay, max_mdf), ppm. */
@@ -185,6 +217,8 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
 		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
 	s->last_rtt_seq = snd_nxt;
+	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
+	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
 }
@@ -204,7 +238,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		swift_output(s, p, mss, out);
 		return;
 	}
-	target = swift_target_ns(p, ack, s->cwnd, mss);
+	target = swift_target_ns(s, p, ack, mss);
 	s->delay_ns = delay;
 	s->target_ns = target;
 	congested = delay >= target;
