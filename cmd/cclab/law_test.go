@@ -30,7 +30,7 @@ func TestLawReplayCommand(t *testing.T) {
 		t.Fatalf("replay output:\n%s", out)
 	}
 
-	out, err = runCclab(t, "law", "replay", "--law", "swift", "fs_range_ns=0", "--json", "../../kmod/law/testdata/swift_delay.csv")
+	out, err = runCclab(t, "law", "replay", "--law", "swift", "fs_range_ns=0", "base_target_ns=5000", "--json", "../../kmod/law/testdata/swift_delay.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,13 +113,14 @@ func TestHandHPCCTwoHopU(t *testing.T) {
 	wantStep(t, res.Steps[2], 6253, 220000, TrAI|TrRTT)
 }
 
-// Swift, FBS off, one hop: target = 5 us + 1 * 2 us = 7 us; delay 14 us =
+// Swift with the fast-convergence paper's 5 us base target, FBS off, one
+// hop: target = 5 us + 1 * 2 us = 7 us; delay 14 us =
 // 2 * target: mdf = max(1 - 0.8 * (14 - 7) / 14, 0.5) = 1 - 0.4 = 0.6,
 // cwnd = 6250 * 0.6 = 3750; signal delay/target = 2. The next 14 us sample
 // 10 us later is within one RTT of the decrease: no second cut. Below
 // target (6 us): cwnd += ai * acked / cwnd = 1448 * 1448 / 3750 = 559.
 func TestHandSwiftMDFAtTwiceTarget(t *testing.T) {
-	res := replayFile(t, Swift, "swift_delay.csv", "fs_range_ns=0")
+	res := replayFile(t, Swift, "swift_delay.csv", "fs_range_ns=0", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 3750, 2000000, TrDecrease)
 	wantStep(t, res.Steps[2], 3750, 2000000, 0)
 	wantStep(t, res.Steps[3], 3750+559, 857142, TrIncrease)
@@ -134,11 +135,11 @@ func TestHandSwiftMDFAtTwiceTarget(t *testing.T) {
 func TestHandSwiftScaling(t *testing.T) {
 	hop := TraceHop{RateMbps: 1000}
 	ev := []Event{{TimeNs: 10000, Acked: 1448, RTTus: 22, Hops: []TraceHop{hop, hop, hop}}}
-	res := replayEvents(t, Swift, ev, "fs_range_ns=0")
+	res := replayEvents(t, Swift, ev, "fs_range_ns=0", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 3750, 2000000, TrDecrease)
 
 	ev = []Event{{TimeNs: 10000, Acked: 1448, RTTus: 64}}
-	res = replayEvents(t, Swift, ev, "init_cwnd_bytes=100")
+	res = replayEvents(t, Swift, ev, "init_cwnd_bytes=100", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 60, 2000000, TrDecrease)
 	if s := res.Steps[1]; s.PacingRate != 937500 || s.CwndSegs != 1 {
 		t.Errorf("fractional window: pacing %d B/s segs %d, want 937500 and 1", s.PacingRate, s.CwndSegs)
@@ -194,7 +195,7 @@ func TestHandVAITokens(t *testing.T) {
 // 10000 / 14342 = 0.697252 -> 697252 ppm.
 func TestHandSwiftFlowScalingInRange(t *testing.T) {
 	ev := []Event{{TimeNs: 10000, Acked: 1448, RTTus: 10}}
-	res := replayEvents(t, Swift, ev, "init_cwnd_bytes=1448")
+	res := replayEvents(t, Swift, ev, "init_cwnd_bytes=1448", "base_target_ns=5000")
 	if s := res.Steps[1]; s.SignalPPM != 697252 || !s.Trace.Has(TrIncrease) {
 		t.Errorf("delay/target %d ppm trace %s, want 697252 and an increase", s.SignalPPM, s.Trace)
 	}

@@ -51,9 +51,9 @@ struct swift_state {
 LAW_INLINE void swift_params_default(struct swift_params *p)
 {
 	p->base_rtt_ns = 50000;
-	p->base_target_ns = 5000;
+	p->base_target_ns = 55000;	/* base RTT (50 us) + 5 us */
 	p->per_hop_ns = 2000;
-	p->fs_range_ns = 25000;		/* 5 * base target */
+	p->fs_range_ns = 25000;
 	p->fs_min_cwnd_mppm = 100000;	/* 0.1 segments */
 	p->fs_max_cwnd_segs = 100;
 	p->hops = 1;
