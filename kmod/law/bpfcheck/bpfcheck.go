@@ -4,7 +4,7 @@
 // give the same numbers.
 package bpfcheck
 
-//go:generate go tool bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror" -target bpfel -type check_in -type law_out lawCheck src/law_check.bpf.c
+//go:generate go tool bpf2go -cc clang-14 -cflags "-O2 -g -Wall -Werror -I../../../build/include" -target bpfel -type check_in -type law_out lawCheck src/law_check.bpf.c
 
 import (
 	"errors"

@@ -6,8 +6,7 @@
  * State, parameters, the ACK, the echo and the output live in one-entry
  * array maps, as a struct_ops law keeps them in socket storage.
  */
-#include <linux/types.h>
-#include <linux/bpf.h>
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 /* Branchy helpers become global subprograms, verified once each. */
 #define LAW_SUBPROG __attribute__((noinline))
