@@ -122,16 +122,16 @@ LAW_SUBPROG __u64 hpcc_max_u(const struct int_prev *prev,
 		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
 		__u64 b_Bps = law_mbps_to_Bps(rate);
 		__u64 bT = law_bdp_bytes(rate, T);
-		__u64 tx_Bps, u1;
+		__u64 dtx, tx_Bps, u1;
 
 		if (h->qlen > qmax)
 			qmax = h->qlen;
-		if (!dts)
+		dtx = int_tx_delta(h->tx_bytes, o->tx_bytes);
+		if (!dts || !int_tx_plausible(dtx, dts, rate))
 			continue;
 		b_Bps += !b_Bps;
 		bT += !bT;
-		tx_Bps = (__u64)int_tx_delta(h->tx_bytes, o->tx_bytes) *
-			 LAW_NSEC_PER_SEC / dts;
+		tx_Bps = dtx * LAW_NSEC_PER_SEC / dts;
 		u1 = law_min64(h->qlen, o->qlen) * LAW_PPM / bT +
 		     law_min64(tx_Bps, 1ULL << 40) * LAW_PPM / b_Bps;
 		u1 = law_min64(u1, LAW_SIGNAL_MAX_PPM);

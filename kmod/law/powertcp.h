@@ -145,7 +145,7 @@ LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
 		__u64 num = dtx + h->qlen;
 		__u64 current_Bps, i_ppm, v_ppm, power;
 
-		if (!dt_ns)
+		if (!dt_ns || !int_tx_plausible(dtx, dt_ns, rate))
 			continue;
 		b_Bps += !b_Bps;
 		bdp += !bdp;
