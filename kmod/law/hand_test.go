@@ -185,10 +185,8 @@ func TestHandVAITokens(t *testing.T) {
 }
 
 // Swift's flow-based scaling inside its range, window 1 segment (1448 B):
-// fbs = fs_range * (1/sqrt(1) - 1/sqrt(100)) / (1/sqrt(0.1) - 1/sqrt(100))
-//
-//	= 25 us * 0.9 / (3.16228 - 0.1) = 7.347 us exactly; in integers
-//
+// fbs = fs_range * (1/sqrt(1) - 1/sqrt(100)) / (1/sqrt(0.1) - 1/sqrt(100)),
+// which is 25 us * 0.9 / (3.16228 - 0.1) = 7.347 us exactly; in integers
 // 1/sqrt(0.1) is 1e9 / isqrt(100000) = 1e9 / 316 = 3164556 ppm, so
 // 25000 * 900000 / (3164556 - 100000) = 22500000000 / 3064556 = 7342 ns.
 // Target 5 + 2 + 7.342 = 14.342 us; a 10 us delay is below it: signal
