@@ -198,3 +198,22 @@ func TestHandSwiftFlowScalingInRange(t *testing.T) {
 		t.Errorf("delay/target %d ppm trace %s, want 697252 and an increase", s.SignalPPM, s.Trace)
 	}
 }
+
+// Swift with Sampling Frequency every 3 ACKs, delay 2 * target on every
+// ACK (mdf 0.6 as above): each ACK's window is reference * 0.6 without
+// compounding, and the reference is committed every third ACK:
+// 6250 -> 3750, 3750, 3750 (commit) -> 2250, 2250, 2250 (commit) -> 1350.
+func TestHandSwiftSamplingFrequency(t *testing.T) {
+	var ev []Event
+	for i := 1; i <= 7; i++ {
+		ev = append(ev, Event{TimeNs: uint64(i) * 1000, Acked: 1448, RTTus: 14})
+	}
+	res := replayEvents(t, Swift, ev, "fs_range_ns=0", "base_target_ns=5000", "vai_sf_acks=3")
+	want := []uint64{3750, 3750, 3750, 2250, 2250, 2250, 1350}
+	for i, w := range want {
+		s := res.Steps[i+1]
+		if s.CwndBytes != w || s.Trace.Has(TrSF) != (i%3 == 2) {
+			t.Errorf("ACK %d: cwnd %d trace %s, want %d (SF point: %v)", i+1, s.CwndBytes, s.Trace, w, i%3 == 2)
+		}
+	}
+}

@@ -11,7 +11,9 @@
  * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
  * by pacing at cwnd / RTT; above one segment Swift does not pace.
  * Optional Variable AI and Sampling Frequency (vai.h): the measured
- * congestion is the largest delay in an RTT (ns). Included by law.h.
+ * congestion is the largest delay in an RTT (ns); with SF every ACK's
+ * window is computed from a reference window committed every sf_acks ACKs
+ * (decreasing) or once per RTT (increasing). Included by law.h.
  */
 #ifndef CCLAB_LAW_SWIFT_H
 #define CCLAB_LAW_SWIFT_H
@@ -44,6 +46,7 @@ struct swift_state {
 	__u64 target_ns;	/* last target delay */
 	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
 	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
+	__u64 wref;		/* SF: reference window, bytes */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
 	__u32 decreased;	/* t_last_decrease is valid */
 };
@@ -221,6 +224,7 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
+	s->wref = s->cwnd;
 }
 
 LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
@@ -229,8 +233,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	__u32 mss = law_mss(ack);
 	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
 				SWIFT_DELAY_MAX_NS);
-	__u64 old = s->cwnd, target, ai, acked = ack->acked_bytes;
-	int rtt_end, congested, can_decrease;
+	__u64 old = s->cwnd, target, ai, add, mdf, acked = ack->acked_bytes;
+	int rtt_end, congested, commit = 0;
 
 	out->trace = 0;
 	if (!delay) {
@@ -255,36 +259,57 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 				    target + law_min64(p->base_rtt_ns,
 						       LAW_RTT_MAX_NS));
 	}
-	/* Decrease at most once per RTT, or every sf_acks ACKs with SF. */
-	if (p->vai.sf_acks)
-		can_decrease = vai_sf_point(&s->vai, &p->vai);
-	else
-		can_decrease = !s->decreased ||
-			       ack->now_ns < s->t_last_decrease ||
-			       ack->now_ns - s->t_last_decrease >= delay;
 	ai = law_min64(p->ai_bytes, 1U << 24) *
 	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
 		out->trace |= LAW_TR_VAI;
-	acked = law_min64(acked, LAW_CWND_CAP_MAX);
-	if (!congested || p->vai.enable) {
+	/* ai * acked / cwnd: ai, acked < 2^30, so the product fits */
+	add = law_min64(ai, LAW_CWND_CAP_MAX) *
+	      law_min64(acked, LAW_CWND_CAP_MAX) /
+	      (s->cwnd >= mss ? s->cwnd : mss);
+	mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+	if (p->vai.sf_acks) {
+		/*
+		 * Sampling Frequency (section V-B): every ACK's window comes
+		 * from a reference window, committed every sf_acks ACKs while
+		 * decreasing and once per RTT while increasing.
+		 */
+		int sf = vai_sf_point(&s->vai, &p->vai);
+
+		if (congested) {
+			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+			if (p->vai.enable)	/* VAI always adds */
+				s->cwnd += add;
+			if (sf) {
+				commit = 1;
+				out->trace |= LAW_TR_SF;
+			}
+		} else {
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+			commit = rtt_end;
+		}
+	} else {
+		/* Decrease at most once per RTT (since the last decrease). */
+		int can_decrease = !s->decreased ||
+				   ack->now_ns < s->t_last_decrease ||
+				   ack->now_ns - s->t_last_decrease >= delay;
+
 		/* VAI always adds (section V-B); plain Swift below target. */
-		/* ai, acked < 2^30: the product fits */
-		s->cwnd += law_min64(ai, LAW_CWND_CAP_MAX) * acked /
-			   (s->cwnd >= mss ? s->cwnd : mss);
-		s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX);
-	}
-	if (congested && can_decrease) {
-		s->cwnd = s->cwnd * swift_mdf_ppm(delay, target, p->beta_ppm,
-						  p->max_mdf_ppm) / LAW_PPM;
-		if (p->vai.sf_acks)
-			out->trace |= LAW_TR_SF;
+		if (!congested || p->vai.enable)
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+		if (congested && can_decrease)
+			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
 	}
 	swift_output(s, p, mss, out);
+	if (commit) {
+		s->wref = s->cwnd;
+		s->vai.acks_since_dec = 0;
+	}
 	if (s->cwnd < old) {
 		s->t_last_decrease = ack->now_ns;
 		s->decreased = 1;
-		s->vai.acks_since_dec = 0;
 		out->trace |= LAW_TR_DECREASE;
 	} else if (s->cwnd > old) {
 		out->trace |= LAW_TR_INCREASE;
