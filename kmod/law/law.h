@@ -162,55 +162,6 @@ LAW_INLINE __u64 law_clamp64(__u64 v, __u64 lo, __u64 hi)
 	return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* a / b with b == 0 giving 0: callers avoid it, this keeps a slip harmless. */
-LAW_INLINE __u64 law_div(__u64 a, __u64 b)
-{
-	return b ? a / b : 0;
-}
-
-/*
- * a * b, or ~0 when it does not fit in 64 bits. Written with 32-bit halves:
- * the "b > ~0 / a" idiom makes clang emit a 128-bit multiply BPF lacks.
- */
-LAW_INLINE __u64 law_mul_sat(__u64 a, __u64 b)
-{
-	__u64 ah = a >> 32, al = a & 0xffffffffULL;
-	__u64 bh = b >> 32, bl = b & 0xffffffffULL;
-	__u64 cross, lo;
-
-	if (ah && bh)
-		return ~0ULL;
-	cross = ah * bl + al * bh;	/* one term is 0: < 2^64 */
-	if (cross >> 32)
-		return ~0ULL;
-	lo = al * bl;
-	if (lo > ~0ULL - (cross << 32))
-		return ~0ULL;
-	return lo + (cross << 32);
-}
-
-/* a * b / c, saturating, without 128-bit math; c == 0 gives the max. */
-LAW_INLINE __u64 law_mul_div(__u64 a, __u64 b, __u64 c)
-{
-	__u64 ab, q, r, hi, lo;
-
-	if (!c)
-		return ~0ULL;
-	ab = law_mul_sat(a, b);
-	if (ab != ~0ULL)
-		return ab / c;
-	/* Split a = q*c + r: a*b/c = q*b + r*b/c (r*b/c approximated if huge). */
-	q = a / c;
-	r = a % c;
-	hi = law_mul_sat(q, b);
-	lo = law_mul_sat(r, b);
-	if (lo != ~0ULL)
-		lo /= c;
-	else
-		lo = law_mul_sat(r >> 20, b) / ((c >> 20) + 1);
-	return hi > ~0ULL - lo ? ~0ULL : hi + lo;
-}
-
 /* Sequence a is after b (mod 2^32). */
 LAW_INLINE int law_seq_after(__u32 a, __u32 b)
 {
