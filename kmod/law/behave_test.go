@@ -105,6 +105,9 @@ func TestBehaviourHoldOnBadTelemetry(t *testing.T) {
 		{"bad rate", next(10000, func(e *Event) { e.Hops[0].RateMbps = 0 }), TrINTBad},
 		{"back to the first path", next(10000, nil), TrINTPath},
 		{"law runs again", next(10000, nil), 0},
+		{"tx counter jump", next(10000, func(e *Event) { e.Hops[0].TxBytes += 10 << 20 }), TrINTBad},
+		{"echo gap beyond the ts half wrap", next(40000000, nil), TrINTBad},
+		{"law runs after the restart", next(10000, nil), 0},
 	}
 	for _, l := range []Law{PowerTCP, HPCC} {
 		ev := append([]Event(nil), base...)
@@ -276,5 +279,25 @@ func TestBehaviourHPCCSamplingFrequency(t *testing.T) {
 	}
 	if sf.Steps[last].CwndBytes >= plain.Steps[last].CwndBytes {
 		t.Errorf("SF window %d, plain %d: want SF lower under persistent congestion", sf.Steps[last].CwndBytes, plain.Steps[last].CwndBytes)
+	}
+}
+
+// On a 100 Gbit/s port txBytes wraps every 2.7 ms: echoes 2 ms apart
+// cannot be paired (the delta is ambiguous), 1 ms apart they can.
+func TestBehaviourTxWrapGap(t *testing.T) {
+	mk := func(gapNs uint64) []Event {
+		h := func(t, tx uint64) []TraceHop { return []TraceHop{{Qlen: 0, TxBytes: tx, TsNs: t, RateMbps: 100000}} }
+		return []Event{
+			{TimeNs: 10000, Acked: 1448, Hops: h(10000, 0)},
+			{TimeNs: 10000 + gapNs, Acked: 1448, Hops: h(10000+gapNs, gapNs*12500/1000)},
+		}
+	}
+	for _, l := range []Law{PowerTCP, HPCC} {
+		if s := replayEvents(t, l, mk(2000000)).Steps[2]; !s.Trace.Has(TrHold | TrINTBad) {
+			t.Errorf("%s: 2 ms gap on 100 Gbit/s: trace %s, want hold|int_bad", l, s.Trace)
+		}
+		if s := replayEvents(t, l, mk(1000000)).Steps[2]; s.Trace.Has(TrHold) {
+			t.Errorf("%s: 1 ms gap on 100 Gbit/s: held (%s)", l, s.Trace)
+		}
 	}
 }

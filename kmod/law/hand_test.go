@@ -113,13 +113,14 @@ func TestHandHPCCTwoHopU(t *testing.T) {
 	wantStep(t, res.Steps[2], 6253, 220000, TrAI|TrRTT)
 }
 
-// Swift, FBS off, one hop: target = 5 us + 1 * 2 us = 7 us; delay 14 us =
+// Swift with the fast-convergence paper's 5 us base target, FBS off, one
+// hop: target = 5 us + 1 * 2 us = 7 us; delay 14 us =
 // 2 * target: mdf = max(1 - 0.8 * (14 - 7) / 14, 0.5) = 1 - 0.4 = 0.6,
 // cwnd = 6250 * 0.6 = 3750; signal delay/target = 2. The next 14 us sample
 // 10 us later is within one RTT of the decrease: no second cut. Below
 // target (6 us): cwnd += ai * acked / cwnd = 1448 * 1448 / 3750 = 559.
 func TestHandSwiftMDFAtTwiceTarget(t *testing.T) {
-	res := replayFile(t, Swift, "swift_delay.csv", "fs_range_ns=0")
+	res := replayFile(t, Swift, "swift_delay.csv", "fs_range_ns=0", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 3750, 2000000, TrDecrease)
 	wantStep(t, res.Steps[2], 3750, 2000000, 0)
 	wantStep(t, res.Steps[3], 3750+559, 857142, TrIncrease)
@@ -134,11 +135,11 @@ func TestHandSwiftMDFAtTwiceTarget(t *testing.T) {
 func TestHandSwiftScaling(t *testing.T) {
 	hop := TraceHop{RateMbps: 1000}
 	ev := []Event{{TimeNs: 10000, Acked: 1448, RTTus: 22, Hops: []TraceHop{hop, hop, hop}}}
-	res := replayEvents(t, Swift, ev, "fs_range_ns=0")
+	res := replayEvents(t, Swift, ev, "fs_range_ns=0", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 3750, 2000000, TrDecrease)
 
 	ev = []Event{{TimeNs: 10000, Acked: 1448, RTTus: 64}}
-	res = replayEvents(t, Swift, ev, "init_cwnd_bytes=100")
+	res = replayEvents(t, Swift, ev, "init_cwnd_bytes=100", "base_target_ns=5000")
 	wantStep(t, res.Steps[1], 60, 2000000, TrDecrease)
 	if s := res.Steps[1]; s.PacingRate != 937500 || s.CwndSegs != 1 {
 		t.Errorf("fractional window: pacing %d B/s segs %d, want 937500 and 1", s.PacingRate, s.CwndSegs)
@@ -180,5 +181,39 @@ func TestHandVAITokens(t *testing.T) {
 	wantStep(t, res.Steps[2], 6253, 16384, TrAI|TrRTT)
 	if res.Steps[2].Trace.Has(TrVAI) {
 		t.Errorf("VAI off by default, trace says %s", res.Steps[2].Trace)
+	}
+}
+
+// Swift's flow-based scaling inside its range, window 1 segment (1448 B):
+// fbs = fs_range * (1/sqrt(1) - 1/sqrt(100)) / (1/sqrt(0.1) - 1/sqrt(100)),
+// which is 25 us * 0.9 / (3.16228 - 0.1) = 7.347 us exactly; in integers
+// 1/sqrt(0.1) is 1e9 / isqrt(100000) = 1e9 / 316 = 3164556 ppm, so
+// 25000 * 900000 / (3164556 - 100000) = 22500000000 / 3064556 = 7342 ns.
+// Target 5 + 2 + 7.342 = 14.342 us; a 10 us delay is below it: signal
+// 10000 / 14342 = 0.697252 -> 697252 ppm.
+func TestHandSwiftFlowScalingInRange(t *testing.T) {
+	ev := []Event{{TimeNs: 10000, Acked: 1448, RTTus: 10}}
+	res := replayEvents(t, Swift, ev, "init_cwnd_bytes=1448", "base_target_ns=5000")
+	if s := res.Steps[1]; s.SignalPPM != 697252 || !s.Trace.Has(TrIncrease) {
+		t.Errorf("delay/target %d ppm trace %s, want 697252 and an increase", s.SignalPPM, s.Trace)
+	}
+}
+
+// Swift with Sampling Frequency every 3 ACKs, delay 2 * target on every
+// ACK (mdf 0.6 as above): each ACK's window is reference * 0.6 without
+// compounding, and the reference is committed every third ACK:
+// 6250 -> 3750, 3750, 3750 (commit) -> 2250, 2250, 2250 (commit) -> 1350.
+func TestHandSwiftSamplingFrequency(t *testing.T) {
+	var ev []Event
+	for i := 1; i <= 7; i++ {
+		ev = append(ev, Event{TimeNs: uint64(i) * 1000, Acked: 1448, RTTus: 14})
+	}
+	res := replayEvents(t, Swift, ev, "fs_range_ns=0", "base_target_ns=5000", "vai_sf_acks=3")
+	want := []uint64{3750, 3750, 3750, 2250, 2250, 2250, 1350}
+	for i, w := range want {
+		s := res.Steps[i+1]
+		if s.CwndBytes != w || s.Trace.Has(TrSF) != (i%3 == 2) {
+			t.Errorf("ACK %d: cwnd %d trace %s, want %d (SF point: %v)", i+1, s.CwndBytes, s.Trace, w, i%3 == 2)
+		}
 	}
 }
