@@ -25,11 +25,11 @@ import (
 // bytes), as a switch port would be: drops happen there, not in the
 // sender's own qdisc (which TCP small queues would hold back instead).
 type testNet struct {
-	id     runid.ID
+	id      runid.ID
 	a, r, b string // namespace names
-	addrB  string
-	port   int
-	portMu sync.Mutex
+	addrB   string
+	port    int
+	portMu  sync.Mutex
 }
 
 // The bottleneck port, in namespace r.
