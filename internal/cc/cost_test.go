@@ -68,9 +68,20 @@ func TestPerACKCost(t *testing.T) {
 		"swift":          {"host_bw_mbps=500", "base_rtt_ns=200000", "base_target_ns=1000000", "min_cwnd_bytes=1448"},
 	}
 	const target = 300.0 // ns per call
+	type costCase struct {
+		name, law string
+		settings  []string
+	}
+	var cases []costCase
 	for _, law := range Laws() {
-		t.Run(law, func(t *testing.T) {
-			r := loadForTest(t, law, settings[law]...)
+		cases = append(cases, costCase{law, law, settings[law]})
+	}
+	// Swift without flow-based scaling (its per-ACK inverse square root).
+	cases = append(cases, costCase{"swift_fbs_off", "swift", append(slicesClone(settings["swift"]), "fs_range_ns=0")})
+	for _, c := range cases {
+		law := c.name
+		t.Run(c.name, func(t *testing.T) {
+			r := loadForTest(t, c.law, c.settings...)
 			var cost map[string][2]float64
 			// The machine is shared: one retry before calling it slow.
 			for try := 0; try < 2; try++ {

@@ -23,7 +23,7 @@ const (
 var testSettings = map[string][]string{
 	"powertcp":       {"host_bw_mbps=100", "base_rtt_ns=500000"},
 	"hpcc":           {"host_bw_mbps=100", "base_rtt_ns=500000"},
-	"theta_powertcp": {"host_bw_mbps=100", "base_rtt_ns=1000000"},
+	"theta_powertcp": {"host_bw_mbps=100", "base_rtt_ns=400000"},
 	// Swift: no sub-packet windows (min_cwnd_bytes = one MSS): a paced
 	// fraction of a packet meets the receiver's 40 ms delayed ACK, which Swift
 	// reads as delay and cuts further (see docs/performance.md).
