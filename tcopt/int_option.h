@@ -49,7 +49,11 @@
  * Values in Mbit/s.
  */
 #define INT_RATE_CODE_MAX	20
-static const __u32 int_rate_mbps[INT_RATE_CODE_MAX + 1] = {
+/*
+ * Sized for every 5-bit code (21..31 read as 0): the BPF verifier then sees
+ * any code's entry inside the table, whatever bound it tracked for it.
+ */
+static const __u32 int_rate_mbps[1 << INT_RATE_BITS] = {
 	0, 10, 20, 50, 100, 200, 250, 500, 1000, 2000, 2500,
 	5000, 10000, 20000, 25000, 40000, 50000, 100000, 200000, 400000, 800000,
 };
@@ -135,9 +139,10 @@ static inline int int_opt_slots(__u8 len)
 {
 	if (len < INT_OPT_BASE_LEN || len > INT_OPT_MAX_LEN)
 		return -1;
-	if ((len - INT_OPT_BASE_LEN) % INT_REC_LEN)
+	/* Unsigned: BPF before v4 (clang < 18) has no signed division. */
+	if (((__u32)len - INT_OPT_BASE_LEN) % INT_REC_LEN)
 		return -1;
-	return (len - INT_OPT_BASE_LEN) / INT_REC_LEN;
+	return ((__u32)len - INT_OPT_BASE_LEN) / INT_REC_LEN;
 }
 
 #endif /* CCLAB_INT_OPTION_H */

@@ -38,6 +38,9 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newCCCmd(),
 		newLawCmd(),
+		newIntCmd(),
+		newTopoCmd(),
+		newCleanCmd(),
 	)
 	return root
 }

@@ -11,7 +11,7 @@ import (
 // pure, so every file error is found before anything touches the kernel.
 type Plan struct {
 	Name  string `json:"name"`
-	Kind  string `json:"kind"` // fattree, leafspine, dumbbell, star
+	Kind  string `json:"kind"` // fattree, leafspine, dumbbell, star, line
 	Nodes []Node `json:"nodes"`
 	Links []Link `json:"links"`
 }
@@ -43,6 +43,10 @@ type Link struct {
 	Rate   units.Rate     `json:"rate_bps"`
 	Buffer units.Size     `json:"buffer_bytes"`
 	Delay  units.Duration `json:"delay_ns"` // one-way, needs sch_netem when non-zero
+	// HostBuffer is the queue at a host's end (its NIC) when one end is a
+	// host; Buffer applies to switch ends.
+	HostBuffer units.Size `json:"host_buffer_bytes,omitempty"`
+	Tier       string     `json:"tier"` // the file's link tier: host, edge_agg, agg_core, ...
 }
 
 // A Port is one end of a link.

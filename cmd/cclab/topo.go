@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/topology"
+)
+
+func newTopoCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topo",
+		Short: "Build, show, tear down and benchmark topologies (topologies/*.yaml)",
+	}
+	cmd.AddCommand(newTopoUpCmd(), newTopoDownCmd(), newTopoShowCmd(), newTopoBenchCmd())
+	return cmd
+}
+
+func runIDFlag(s string) (runid.ID, error) {
+	if s == "" {
+		return runid.New(), nil
+	}
+	return runid.Parse(s)
+}
+
+// optionFlags binds the host options of netbuild to flags.
+func optionFlags(cmd *cobra.Command) *netbuild.Options {
+	opt := netbuild.DefaultOptions()
+	f := cmd.Flags()
+	f.StringVar(&opt.DefaultCC, "cc", opt.DefaultCC, "default congestion control of the hosts")
+	f.BoolVar(&opt.TCPTimestamps, "timestamps", opt.TCPTimestamps, "TCP timestamps on the hosts")
+	f.IntVar(&opt.ECN, "ecn", opt.ECN, "net.ipv4.tcp_ecn of the hosts (0, 1, 2)")
+	f.BoolVar(&opt.TSO, "tso", opt.TSO, "TCP segmentation offload on every interface")
+	f.BoolVar(&opt.GSO, "gso", opt.GSO, "generic segmentation offload on every interface")
+	f.BoolVar(&opt.GRO, "gro", opt.GRO, "generic receive offload on every interface")
+	f.BoolVar(&opt.TxChecksum, "tx-csum", opt.TxChecksum, "tx checksum offload on every interface")
+	f.IntVar(&opt.GSOMaxSize, "gso-max-size", 0, "gso_max_size of every interface in bytes (0: kernel default)")
+	return &opt
+}
+
+func newTopoUpCmd() *cobra.Command {
+	var run string
+	var jsonOut bool
+	var opt *netbuild.Options
+	cmd := &cobra.Command{
+		Use:   "up FILE",
+		Short: "Build a topology and leave it up; prints the run id",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := runIDFlag(run)
+			if err != nil {
+				return err
+			}
+			p, err := topology.Load(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "building %s (%d namespaces, %d links) as run %s...\n", p.Name, len(p.Nodes), len(p.Links), id)
+			n, err := netbuild.Up(cmd.Context(), id, p, *opt)
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				return json.NewEncoder(os.Stdout).Encode(map[string]any{"run": id, "timing": n.Timing})
+			}
+			fmt.Fprintf(os.Stderr, "up in %v (namespaces %v, links %v, configure %v); namespaces are %s*; tear down with: cclab topo down --run %s\n",
+				n.Timing.Total.Round(1e6), n.Timing.Namespaces.Round(1e6), n.Timing.Links.Round(1e6), n.Timing.Configure.Round(1e6), id.Prefix(), id)
+			fmt.Println(id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&run, "run", "", "run id (default: a new random one)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the run id and timing as JSON")
+	opt = optionFlags(cmd)
+	return cmd
+}
+
+func newTopoDownCmd() *cobra.Command {
+	var run string
+	cmd := &cobra.Command{
+		Use:   "down --run ID",
+		Short: "Tear down a run's topology (namespaces, processes in them, pins, state)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if run == "" {
+				return fmt.Errorf("--run is required")
+			}
+			id, err := runid.Parse(run)
+			if err != nil {
+				return err
+			}
+			n := &netbuild.Network{ID: id}
+			if err := n.Down(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "run %s is down\n", id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&run, "run", "", "run id")
+	return cmd
+}
+
+func newTopoShowCmd() *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print the plan of a topology file (nodes, links, addresses) without building it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := topology.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			printPlan(p)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the full plan as JSON")
+	return cmd
+}
+
+// printPlan writes a one-screen summary: counts per tier, link tiers with
+// their configuration, and the first hosts' addresses.
+func printPlan(p *topology.Plan) {
+	tiers := map[string]int{}
+	for _, n := range p.Nodes {
+		tiers[n.Tier]++
+	}
+	var ts []string
+	for t, c := range tiers {
+		ts = append(ts, fmt.Sprintf("%d %s", c, t))
+	}
+	sort.Strings(ts)
+	fmt.Printf("%s (%s): %d nodes (%s), %d links\n", p.Name, p.Kind, len(p.Nodes), strings.Join(ts, ", "), len(p.Links))
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TIER\tLINKS\tRATE\tBUFFER\tHOST BUFFER\tDELAY\tEXAMPLE")
+	type agg struct {
+		n int
+		l topology.Link
+	}
+	byTier := map[string]*agg{}
+	var order []string
+	for _, l := range p.Links {
+		a := byTier[l.Tier]
+		if a == nil {
+			a = &agg{l: l}
+			byTier[l.Tier] = a
+			order = append(order, l.Tier)
+		}
+		a.n++
+	}
+	for _, t := range order {
+		a := byTier[t]
+		hb := "-"
+		if a.l.HostBuffer != 0 {
+			hb = a.l.HostBuffer.String()
+		}
+		fmt.Fprintf(w, "%s\t%d\t%v\t%v\t%s\t%v\t%s:%s %s - %s:%s %s\n", t, a.n, a.l.Rate, a.l.Buffer, hb, a.l.Delay,
+			a.l.A.Node, a.l.A.Iface, a.l.A.Addr, a.l.B.Node, a.l.B.Iface, a.l.B.Addr)
+	}
+	w.Flush()
+	hosts := p.Hosts()
+	var hs []string
+	for i, h := range hosts {
+		if i == 8 {
+			hs = append(hs, fmt.Sprintf("... (%d more)", len(hosts)-8))
+			break
+		}
+		hs = append(hs, fmt.Sprintf("%s=%s", h.Name, h.Addr))
+	}
+	fmt.Printf("hosts: %s\n", strings.Join(hs, " "))
+	fmt.Println("switch ports are named after the peer node; hosts use eth0 with a /32 and a default route via their switch")
+}

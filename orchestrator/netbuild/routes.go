@@ -1,0 +1,60 @@
+package netbuild
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+
+	"cclab/orchestrator/topology"
+)
+
+func ipNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// addRoutes installs a switch's table: one route per host with every
+// equal-cost next hop (onlink: the gateway is the peer's end of a /31 on
+// that port, so the kernel need not look it up).
+func addRoutes(n *nsNode, routes []topology.Route) error {
+	for _, r := range routes {
+		rt := &netlink.Route{Dst: ipNet(r.Dst)}
+		if len(r.NextHops) == 1 {
+			nh := r.NextHops[0]
+			rt.LinkIndex = n.ifindex[nh.Iface]
+			if nh.Gateway.IsValid() {
+				rt.Gw = net.IP(nh.Gateway.AsSlice())
+				rt.Flags = int(netlink.FLAG_ONLINK)
+			} else {
+				rt.Scope = netlink.SCOPE_LINK
+			}
+		} else {
+			for _, nh := range r.NextHops {
+				rt.MultiPath = append(rt.MultiPath, &netlink.NexthopInfo{
+					LinkIndex: n.ifindex[nh.Iface],
+					Gw:        net.IP(nh.Gateway.AsSlice()),
+					Flags:     int(netlink.FLAG_ONLINK),
+				})
+			}
+		}
+		if err := n.h.RouteAdd(rt); err != nil {
+			return fmt.Errorf("route to %s on %s: %w", r.Dst, n.node.Name, err)
+		}
+	}
+	return nil
+}
+
+// addDefault gives a host its only route: default via the switch end of
+// its link, onlink (the host holds just a /32, no subnet to the gateway).
+func addDefault(n *nsNode, iface string, gw netip.Addr) error {
+	rt := &netlink.Route{
+		LinkIndex: n.ifindex[iface],
+		Gw:        net.IP(gw.AsSlice()),
+		Flags:     int(netlink.FLAG_ONLINK),
+	}
+	if err := n.h.RouteAdd(rt); err != nil {
+		return fmt.Errorf("default route on %s: %w", n.node.Name, err)
+	}
+	return nil
+}

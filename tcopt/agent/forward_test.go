@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/nsexec"
+	"cclab/tcopt"
+	"cclab/tcopt/internal/pkt"
+)
+
+// TestMalformedForwardIgnored: broken forward options injected on data
+// segments (raw socket, from the sender's namespace) are counted and not
+// kept by the receiver's agent (its storage, which its echoes copy, keeps
+// the last valid one); a valid forward option injected the same way is
+// kept verbatim.
+func TestMalformedForwardIgnored(t *testing.T) {
+	a, id := attach(t)
+	p := newPath(t, id, pathConfig{gso: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.AddProcess(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	var capt *pkt.Capture
+	if err := nsexec.Do(p.rcv, func() (err error) { capt, err = pkt.Listen("r0", 256); return }); err != nil {
+		t.Fatal(err)
+	}
+	defer capt.Close()
+	const port = 5050
+	ln := listen(t, p.rcv, p.rcvIP, port)
+	c := dial(t, p.snd, p.rcvIP, port)
+	srv, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := c.Write(make([]byte, 16<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(srv, make([]byte, 16<<10)); err != nil {
+		t.Fatal(err)
+	}
+	srvFd := fdOf(t, srv)
+	cport := uint16(c.LocalAddr().(*net.TCPAddr).Port)
+	var raw int
+	if err := nsexec.Do(p.snd, func() (err error) {
+		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(raw)
+
+	type fwdStore struct {
+		Len uint8
+		Opt [tcopt.MaxLen]byte
+	}
+	stored := func() []byte {
+		var f fwdStore
+		if err := a.objs.CclabIntFwd.Lookup(int32(srvFd), &f); err != nil {
+			t.Fatalf("receiver's forward storage: %v", err)
+		}
+		return append([]byte(nil), f.Opt[:f.Len]...)
+	}
+	var last pkt.Segment
+	quiet := 0
+	if err := capt.Wait(ctx, func(frames []pkt.Frame) bool {
+		var seg pkt.Segment
+		for _, f := range frames {
+			if s, err := pkt.Parse(f.IP()); err == nil && s.Src == p.rcvIP && s.SPort == port {
+				seg = s
+			}
+		}
+		quiet++
+		if seg.Ack == 0 || seg.Ack != last.Ack {
+			quiet = 0
+		}
+		last = seg
+		time.Sleep(20 * time.Millisecond)
+		return quiet >= 5
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, _ := tcopt.Option{Slots: 1, Records: []tcopt.Record{tcopt.NewRecord(8, 1500, 3000, 4000)}}.Marshal()
+	hdr := func(l, h byte) []byte { return []byte{tcopt.Kind, l, 0xcc, 0x1a, h} }
+	r := rec[tcopt.BaseLen:]
+	valid, _ := tcopt.Option{Slots: 2, Records: []tcopt.Record{tcopt.NewRecord(12, 0, 1, 2), tcopt.NewRecord(14, 3, 4, 5)}}.Marshal()
+	seq := last.Ack + 5000
+	for _, tc := range []struct {
+		name    string
+		options []byte
+		keep    bool
+	}{
+		{"hop count beyond slots", append(hdr(12, 2), r...), false},
+		{"length not 5+7n", append(hdr(11, 0), 1, 2, 3, 4, 5, 6), false},
+		{"version 2", append(hdr(12, 0x80|1), r...), false},
+		{"truncated", append(append([]byte{1, 1}, hdr(40, 1)...), r...), false},
+		{"valid", valid, true},
+	} {
+		before := stored()
+		m0, _ := a.Stats()
+		ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: port,
+			Seq: seq, Ack: last.Seq, Flags: pkt.ACK, Window: 1000, Options: tc.options, Payload: bytes.Repeat([]byte{'y'}, 10)})
+		seq += 10
+		if err := unix.Sendto(raw, ip, 0, &unix.SockaddrInet4{Addr: p.rcvIP.As4()}); err != nil {
+			t.Fatal(err)
+		}
+		var st tcopt.Option
+		var got []byte
+		for i := 0; i < 100; i++ {
+			got = stored()
+			m, _ := a.Stats()
+			if tc.keep && bytes.Equal(got, tc.options) || !tc.keep && m.Malformed == m0.Malformed+1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		m, _ := a.Stats()
+		switch {
+		case tc.keep:
+			if !bytes.Equal(got, tc.options) {
+				t.Fatalf("%s: receiver keeps %x, want %x", tc.name, got, tc.options)
+			}
+			if st, err = tcopt.Parse(got); err != nil || len(st.Hops()) != 2 {
+				t.Fatalf("%s: kept %+v %v", tc.name, st, err)
+			}
+		case m.Malformed != m0.Malformed+1 || !bytes.Equal(got, before):
+			t.Fatalf("%s: malformed %d -> %d, storage %x -> %x", tc.name, m0.Malformed, m.Malformed, before, got)
+		}
+	}
+}

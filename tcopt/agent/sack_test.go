@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/nsexec"
+	"cclab/tcopt"
+	"cclab/tcopt/internal/pkt"
+)
+
+// TestEchoBesideSACK: a forward option with 5 records arrives on an
+// out-of-order segment (injected with a raw socket), so the receiver's ACK
+// carries a SACK block and has room for only 3 of the 5 echoed records. The
+// echo keeps the first 3 with O set, and the sender's storage gets them.
+func TestEchoBesideSACK(t *testing.T) {
+	a, id := attach(t)
+	p := newPath(t, id, pathConfig{gso: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.AddProcess(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	var capt *pkt.Capture
+	if err := nsexec.Do(p.rcv, func() (err error) { capt, err = pkt.Listen("r0", 256); return }); err != nil {
+		t.Fatal(err)
+	}
+	defer capt.Close()
+
+	const port = 5040
+	ln := listen(t, p.rcv, p.rcvIP, port)
+	c := dial(t, p.snd, p.rcvIP, port)
+	srv, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := c.Write(make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(srv, make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	fd := fdOf(t, c)
+	cport := uint16(c.LocalAddr().(*net.TCPAddr).Port)
+
+	// The receiver's last ACK, once quiet, gives its rcv_nxt and snd_nxt.
+	var last pkt.Segment
+	quiet := 0
+	err = capt.Wait(ctx, func(frames []pkt.Frame) bool {
+		var seg pkt.Segment
+		for _, f := range frames {
+			if s, err := pkt.Parse(f.IP()); err == nil && s.Src == p.rcvIP && s.SPort == port {
+				seg = s
+			}
+		}
+		if seg.Ack != 0 && seg.Ack == last.Ack {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = seg
+		time.Sleep(20 * time.Millisecond)
+		return quiet >= 5
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st0, _ := a.Stats()
+
+	var recs []tcopt.Record
+	for i, mbps := range []uint32{1000, 10000, 25000, 40000, 100000} {
+		recs = append(recs, tcopt.NewRecord(tcopt.RateCode(mbps), uint64(i)*3000, uint64(i)<<20, uint64(i)*1e6))
+	}
+	fwd, err := tcopt.Option{Slots: 5, Records: recs}.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: port,
+		Seq: last.Ack + 10000, Ack: last.Seq, Flags: pkt.ACK | pkt.PSH, Window: 1000,
+		Options: fwd, Payload: bytes.Repeat([]byte{'x'}, 100)})
+	var raw int
+	if err := nsexec.Do(p.snd, func() (err error) {
+		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(raw)
+	n0 := len(capt.Frames())
+	if err := unix.Sendto(raw, ip, 0, &unix.SockaddrInet4{Addr: p.rcvIP.As4()}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The receiver answers the hole with a SACK and the shortened echo.
+	var echo tcopt.Option
+	err = capt.Wait(ctx, func(frames []pkt.Frame) bool {
+		for _, f := range frames[n0:] {
+			s, err := pkt.Parse(f.IP())
+			if err != nil || s.Src != p.rcvIP || !hasSACK(s.Options) {
+				continue
+			}
+			if echo, err = tcopt.Parse(tcopt.Find(s.Options)); err == nil {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("no ACK with a SACK block and an echo: %v", err)
+	}
+	if !echo.Echo || !echo.Overflow || len(echo.Records) != 3 || echo.Slots != 3 {
+		t.Fatalf("echo beside SACK = %+v, want the first 3 records with O set", echo)
+	}
+	for i := range echo.Records {
+		if echo.Records[i] != recs[i] {
+			t.Fatalf("echoed record %d = %+v, want %+v", i, echo.Records[i], recs[i])
+		}
+	}
+	var e Echo
+	err = capt.Wait(ctx, func([]pkt.Frame) bool {
+		e, _, _ = a.Echo(fd)
+		return e.NHops == 3
+	})
+	if err != nil || e.Flags != tcopt.HdrOvfl {
+		t.Fatalf("sender storage %+v (%v)", e, err)
+	}
+	for i := 0; i < 3; i++ {
+		if h, _ := recs[i].Hop(); e.Hop[i] != h {
+			t.Fatalf("stored hop %d = %+v, want %+v", i, e.Hop[i], h)
+		}
+	}
+	st, _ := a.Stats()
+	if st.EchoesTruncated <= st0.EchoesTruncated || st.ForwardsParsed <= st0.ForwardsParsed {
+		t.Fatalf("counters %+v after %+v", st, st0)
+	}
+}
+
+// hasSACK reports whether a TCP options area holds a SACK block option.
+func hasSACK(opts []byte) bool {
+	for i := 0; i < len(opts); {
+		switch opts[i] {
+		case 0:
+			return false
+		case 1:
+			i++
+			continue
+		}
+		if i+1 >= len(opts) || opts[i+1] < 2 {
+			return false
+		}
+		if opts[i] == 5 {
+			return true
+		}
+		i += int(opts[i+1])
+	}
+	return false
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cclab INT switch: programs that measure each switch egress port's
+ * queue and stamp an INT record (tcopt/README.md) into TCP packets as they
+ * leave it. Maps and the port model: switch_maps.h.
+ *
+ * int_switch_enqueue   tcx egress on a switch port: bytes entering the
+ *                      port's qdisc.
+ * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped.
+ * int_switch_xmit      net_dev_start_xmit tracepoint, where the qdisc hands
+ *                      a packet to the port's driver: bytes transmitted,
+ *                      and a snapshot of the port for that packet: the
+ *                      qdisc's backlog (the bytes queued behind it),
+ *                      txBytes and the time.
+ * int_switch_stamp     tcx ingress on the port's veth peer, the first place
+ *                      after dequeue where a packet can be rewritten:
+ *                      writes the snapshot as the INT record and marks ECN,
+ *                      as a real switch's egress pipeline does at dequeue.
+ *
+ * Nothing is ever written outside our own option and, for ECN, the IP
+ * header's TOS and checksum.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "../int_option.h"
+#include "switch_maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define ETH_HLEN	14
+#define ETH_P_IP	0x0800
+#define IP_MF		0x2000
+#define IP_OFFSET	0x1fff
+#define TCP_MIN_HLEN	20
+#define TCP_MAX_OPTS	40
+#define TCP_CSUM_OFF	16
+#define IP_CSUM_OFF	10
+#define TCPOPT_EOL	0
+#define TCPOPT_NOP	1
+#define ECN_MASK	0x03
+#define ECN_CE		0x03
+
+/* Counters other CPUs update: read each exactly once. */
+#define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} egress_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} dequeue_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfgs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_states SEC(".maps");
+
+/* Packets between the driver and the peer's ingress; LRU so that one that
+ * never arrives (dropped on the way) ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SWITCH_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct deq_snap);
+} dequeued SEC(".maps");
+
+extern void *bpf_cast_to_kern_ctx(void *) __ksym;
+
+/* Where the headers of a packet are; zero offsets mean "absent". */
+struct pkt {
+	__u32 ip4_off;		/* IPv4 header, or 0 */
+	__u32 tcp_off;		/* TCP header of an unfragmented IPv4 packet, or 0 */
+	__u32 tcp_hlen;
+};
+
+static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
+{
+	__u8 b[TCP_MIN_HLEN];
+	__u16 proto;
+	__u32 l4, ihl;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)))
+		return;
+	if (proto != bpf_htons(ETH_P_IP))
+		return;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, b, 20))
+		return;
+	ihl = (b[0] & 0x0f) * 4;
+	if ((b[0] >> 4) != 4 || ihl < 20)
+		return;
+	p->ip4_off = ETH_HLEN;
+	l4 = ETH_HLEN + ihl;
+	/* A fragment's transport header is not where it seems. */
+	if (b[9] != IPPROTO_TCP ||
+	    (((__u16)b[6] << 8 | b[7]) & (IP_MF | IP_OFFSET)))
+		return;
+	if (bpf_skb_load_bytes(skb, l4, b, TCP_MIN_HLEN))
+		return;
+	if ((b[12] >> 4) < 5)
+		return;
+	p->tcp_off = l4;
+	p->tcp_hlen = (b[12] >> 4) * 4;
+}
+
+/*
+ * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
+ * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
+ * the skb.
+ */
+static __always_inline __u32 qdisc_len(struct sk_buff *skb)
+{
+	__u32 len = 0;
+
+	bpf_probe_read_kernel(&len, sizeof(len),
+			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
+	return len;
+}
+
+/*
+ * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
+ * its replicated headers (qdisc_pkt_len). The segments of one the stack
+ * cut after the qdisc carry a copy of its cb: each counts its own length,
+ * and together they make the whole skb's qdisc_pkt_len.
+ */
+static __always_inline __u32 xmit_len(struct sk_buff *skb)
+{
+	struct skb_shared_info *sh;
+
+	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	if (BPF_CORE_READ(sh, gso_size))
+		return qdisc_len(skb);
+	return BPF_CORE_READ(skb, len);
+}
+
+/* The slot of the port a device is, keyed by the device's namespace
+ * cookie (which the loader reads with SO_NETNS_COOKIE) and ifindex. */
+static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
+{
+	struct port_key key = {};
+
+	if (!dev)
+		return NULL;
+	key.ifindex = BPF_CORE_READ(dev, ifindex);
+	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
+	return bpf_map_lookup_elem(map, &key);
+}
+
+/*
+ * Bytes queued in the device's root qdisc (an HTB root keeps one shared
+ * qstats; qdiscs with per-CPU stats are not supported). Read without the
+ * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
+ */
+static __always_inline __u64 qdisc_backlog(struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
+}
+
+SEC("tcx/egress")
+int int_switch_enqueue(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	struct net_device *dev = BPF_CORE_READ(kskb, dev);
+	struct port_state *st;
+	__u32 *idx, len;
+
+	idx = dev_slot(&egress_ports, dev);
+	if (!idx)
+		return TCX_NEXT;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	if (!st)
+		return TCX_NEXT;
+	len = qdisc_len(kskb);
+	__sync_fetch_and_add(&st->enq_bytes, len);
+	__sync_fetch_and_add(&st->enq_pkts, 1);
+	/* The packet is about to join the queue (a drop corrects it). */
+	st->backlog = qdisc_backlog(dev) + len;
+	return TCX_NEXT;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
+{
+	struct port_state *st;
+	struct deq_snap snap;
+	__u32 *idx, len;
+	__u64 key, tx;
+
+	idx = dev_slot(&egress_ports, dev);
+	if (!idx)
+		return 0;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	if (!st)
+		return 0;
+	len = xmit_len(skb);
+	tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
+	__sync_fetch_and_add(&st->deq_pkts, 1);
+	/* The qdisc has let go of the packet: what is left is behind it. */
+	snap.qlen = qdisc_backlog(dev);
+	st->backlog = snap.qlen;
+	snap.tx_bytes = tx;
+	snap.ts = bpf_ktime_get_ns();
+	snap.port = *idx;
+	snap.len = BPF_CORE_READ(skb, len);
+	key = (__u64)skb;
+	bpf_map_update_elem(&dequeued, &key, &snap, BPF_ANY);
+	return 0;
+}
+
+/* Mark CE on an ECN-capable IPv4 packet, fixing the header checksum. */
+static __always_inline void mark_ce(struct __sk_buff *skb, struct pkt *p,
+				    struct port_state *st)
+{
+	__u8 hdr[2];
+	__u16 from, to;
+
+	if (bpf_skb_load_bytes(skb, p->ip4_off, hdr, 2))
+		return;
+	if ((hdr[1] & ECN_MASK) == 0 || (hdr[1] & ECN_MASK) == ECN_CE)
+		return;
+	__builtin_memcpy(&from, hdr, 2);
+	hdr[1] |= ECN_CE;
+	__builtin_memcpy(&to, hdr, 2);
+	if (bpf_l3_csum_replace(skb, p->ip4_off + IP_CSUM_OFF, from, to, 2))
+		return;
+	if (bpf_skb_store_bytes(skb, p->ip4_off + 1, &hdr[1], 1, 0))
+		return;
+	__sync_fetch_and_add(&st->ce_marked, 1);
+}
+
+/*
+ * Offset of our option in the option area opts[0..optlen), or -1. Stops at
+ * the first malformed option: what follows it cannot be trusted.
+ */
+static __always_inline int find_int_option(const __u8 *opts, __u32 optlen)
+{
+	__u32 off = 0, i, len;
+	__u8 kind;
+
+	for (i = 0; i < TCP_MAX_OPTS; i++) {
+		if (off >= optlen || off >= TCP_MAX_OPTS - 1)
+			return -1;
+		kind = opts[off];
+		if (kind == TCPOPT_EOL)
+			return -1;
+		if (kind == TCPOPT_NOP) {
+			off++;
+			continue;
+		}
+		len = opts[off + 1];
+		if (len < 2 || off + len > optlen)
+			return -1;
+		if (kind == INT_OPT_KIND && len >= 4 &&
+		    off + 3 < TCP_MAX_OPTS &&
+		    opts[off + 2] == (INT_OPT_EXID >> 8) &&
+		    opts[off + 3] == (INT_OPT_EXID & 0xff))
+			return off;
+		off += len;
+	}
+	return -1;
+}
+
+/*
+ * Write this port's record into the packet's INT option, if it carries a
+ * valid forward option with a free slot; set the overflow flag if it is
+ * full. The TCP checksum is patched word by word for what changed.
+ */
+static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
+				  struct port_state *st, __u8 rate_code,
+				  __u64 qlen, __u64 tx_bytes, __u64 now)
+{
+	__u8 opts[TCP_MAX_OPTS] = {};
+	__u8 next[TCP_MAX_OPTS];
+	__u32 optlen = p->tcp_hlen - TCP_MIN_HLEN;
+	__u32 hdr_off, rec_off, base, i, w_old, w_new;
+	__s64 diff = 0;
+	__u8 rec[INT_REC_LEN], hdr, hops;
+	int off, slots;
+
+	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
+		return;
+	base = p->tcp_off + TCP_MIN_HLEN;
+	if (bpf_skb_load_bytes(skb, base, opts, optlen))
+		return;
+	off = find_int_option(opts, optlen);
+	if (off < 0 || off > TCP_MAX_OPTS - INT_OPT_BASE_LEN)
+		return;
+	slots = int_opt_slots(opts[off + 1]);
+	if (slots < 0)
+		return;
+	hdr_off = off + 4;
+	hdr = opts[hdr_off];
+	hops = hdr & INT_HDR_HOPS_MASK;
+	if ((hdr >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
+	    (hdr & INT_HDR_ECHO) || hops > slots)
+		return;
+
+	__builtin_memcpy(next, opts, sizeof(next));
+	if (hops == slots) {
+		if (hdr & INT_HDR_OVERFLOW)
+			return;
+		next[hdr_off] = hdr | INT_HDR_OVERFLOW;
+		__sync_fetch_and_add(&st->overflowed, 1);
+	} else {
+		rec_off = hdr_off + 1 + hops * INT_REC_LEN;
+		/* Inside the option, which lies inside opts: checked above. */
+		if (rec_off > TCP_MAX_OPTS - INT_REC_LEN)
+			return;
+		int_rec_encode(rec, rate_code, qlen, tx_bytes, now);
+		for (i = 0; i < INT_REC_LEN; i++) {
+			__u32 j = rec_off + i;
+
+			if (j < TCP_MAX_OPTS)
+				next[j] = rec[i];
+		}
+		next[hdr_off] = hdr + 1;
+		__sync_fetch_and_add(&st->stamped, 1);
+	}
+
+	/* TCP checksum words are 16-bit from the TCP header, so 4-aligned here. */
+	for (i = 0; i < TCP_MAX_OPTS / 4; i++) {
+		if (i * 4 >= optlen)
+			break;
+		__builtin_memcpy(&w_old, &opts[i * 4], 4);
+		__builtin_memcpy(&w_new, &next[i * 4], 4);
+		if (w_old == w_new)
+			continue;
+		diff = bpf_csum_diff(&w_old, 4, &w_new, 4, (__wsum)diff);
+		if (diff < 0)
+			return;
+		if (bpf_skb_store_bytes(skb, base + i * 4, &w_new, 4, 0))
+			return;
+	}
+	bpf_l4_csum_replace(skb, p->tcp_off + TCP_CSUM_OFF, 0, (__u32)diff, 0);
+}
+
+/* A snapshot older than this belongs to another packet. */
+#define SNAP_MAX_AGE_NS	(1000 * 1000 * 1000ULL)
+
+SEC("tcx/ingress")
+int int_switch_stamp(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	__u64 key = (__u64)kskb, now, qlen, tx, ts, len;
+	struct deq_snap *snap;
+	struct port_state *st;
+	struct port_cfg *cfg;
+	struct pkt p;
+	__u32 *idx;
+
+	idx = dev_slot(&dequeue_ports, BPF_CORE_READ(kskb, dev));
+	if (!idx)
+		return TCX_NEXT;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	cfg = bpf_map_lookup_elem(&port_cfgs, idx);
+	if (!st || !cfg)
+		return TCX_NEXT;
+	now = bpf_ktime_get_ns();
+	parse(skb, &p);
+	snap = bpf_map_lookup_elem(&dequeued, &key);
+	if (snap && snap->port == *idx && snap->len == skb->len &&
+	    now - snap->ts < SNAP_MAX_AGE_NS) {
+		qlen = snap->qlen;
+		tx = snap->tx_bytes;
+		ts = snap->ts;
+		bpf_map_delete_elem(&dequeued, &key);
+	} else {
+		/*
+		 * The transmit tracepoint did not see this packet (a few in a
+		 * thousand reach the veth some other way): count it now, so
+		 * that the counts stay exact, and stamp the state now.
+		 */
+		len = skb->len;
+		if (skb->gso_size && skb->gso_segs > 1 && p.tcp_off)
+			len += (skb->gso_segs - 1) * (p.tcp_off + p.tcp_hlen);
+		tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
+		__sync_fetch_and_add(&st->deq_pkts, 1);
+		qlen = READ_ONCE(st->backlog);
+		ts = now;
+		__sync_fetch_and_add(&st->late, 1);
+	}
+
+	if (p.ip4_off && cfg->ecn_k && qlen > cfg->ecn_k)
+		mark_ce(skb, &p, st);
+	if (p.tcp_off)
+		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx, ts);
+	return TCX_NEXT;
+}
+
+/* Drop reasons of a qdisc refusing a packet. */
+static __always_inline bool qdisc_drop_reason(enum skb_drop_reason r)
+{
+	if (r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_DROP))
+		return true;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason,
+				       SKB_DROP_REASON_QDISC_OVERLIMIT) &&
+	    r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_OVERLIMIT))
+		return true;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason,
+				       SKB_DROP_REASON_QDISC_CONGESTED) &&
+	    r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_CONGESTED))
+		return true;
+	return false;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	struct net_device *dev;
+	struct port_state *st;
+	__u32 *idx, len;
+	__u64 key;
+
+	if (!qdisc_drop_reason(reason)) {
+		/* Transmitted but dropped before the peer: forget it, so its
+		 * address cannot lend a stale snapshot to a later skb. */
+		key = (__u64)skb;
+		bpf_map_delete_elem(&dequeued, &key);
+		return 0;
+	}
+	dev = BPF_CORE_READ(skb, dev);
+	idx = dev_slot(&egress_ports, dev);
+	if (!idx)
+		return 0;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	if (!st)
+		return 0;
+	len = qdisc_len(skb);
+	__sync_fetch_and_add(&st->drop_bytes, len);
+	__sync_fetch_and_add(&st->drop_pkts, 1);
+	st->backlog = qdisc_backlog(dev);
+	return 0;
+}

@@ -1,0 +1,171 @@
+package intswitch
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"cclab/internal/units"
+	"cclab/orchestrator/topology"
+)
+
+func TestConfigRejects(t *testing.T) {
+	ok := PortConfig{Node: "s1", Iface: "r1", PeerNode: "rcv", PeerIface: "l1", Rate: units.Rate(1e9)}
+	ns := func(n string) string { return "cclab-x-" + n }
+	for name, tc := range map[string]struct {
+		cfg  Config
+		want string
+	}{
+		"no netns":       {Config{Ports: []PortConfig{ok}}, "no Netns"},
+		"no ports":       {Config{Netns: ns}, "no ports"},
+		"missing peer":   {Config{Netns: ns, Ports: []PortConfig{{Node: "s1", Iface: "r1"}}}, "required"},
+		"long name":      {Config{Netns: ns, Ports: []PortConfig{{Node: "s1", Iface: "a-very-long-interface", PeerNode: "x", PeerIface: "y"}}}, "15 characters"},
+		"self peer":      {Config{Netns: ns, Ports: []PortConfig{{Node: "s1", Iface: "a", PeerNode: "s1", PeerIface: "b"}}}, "same node"},
+		"port twice":     {Config{Netns: ns, Ports: []PortConfig{ok, ok}}, "listed twice"},
+		"peer fed twice": {Config{Netns: ns, Ports: []PortConfig{ok, {Node: "s2", Iface: "q", PeerNode: "rcv", PeerIface: "l1"}}}, "already fed"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Attach(context.Background(), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Attach: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRateMbps(t *testing.T) {
+	for r, want := range map[units.Rate]uint32{1e9: 1000, 100e6: 100, 25e9: 25000, 1500: 0, 0: 0} {
+		if got := rateMbps(r); got != want {
+			t.Errorf("rateMbps(%d) = %d, want %d", r, got, want)
+		}
+	}
+}
+
+func TestPortsFromPlan(t *testing.T) {
+	p := &topology.Plan{
+		Nodes: []topology.Node{{Name: "h0", Role: topology.Host}, {Name: "s0", Role: topology.Switch}, {Name: "h1", Role: topology.Host}},
+		Links: []topology.Link{
+			{A: topology.Port{Node: "h0", Iface: "s0"}, B: topology.Port{Node: "s0", Iface: "h0"}, Rate: units.Rate(1e9)},
+			{A: topology.Port{Node: "s0", Iface: "h1"}, B: topology.Port{Node: "h1", Iface: "s0"}, Rate: units.Rate(1e8)},
+		},
+	}
+	got := PortsFromPlan(p, 30<<10)
+	want := []PortConfig{
+		{Node: "s0", Iface: "h0", PeerNode: "h0", PeerIface: "s0", Rate: units.Rate(1e9), ECNThreshold: 30 << 10},
+		{Node: "s0", Iface: "h1", PeerNode: "h1", PeerIface: "s0", Rate: units.Rate(1e8), ECNThreshold: 30 << 10},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("port %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestAttachFailsCleanly: a port whose interface does not exist fails
+// Attach with an error naming it, and leaves no program on the ports that
+// were fine.
+func TestAttachFailsCleanly(t *testing.T) {
+	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
+	before := switchLinks(t)
+	cfg := l.cfg()
+	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s1", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
+	_, err := Attach(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "nosuch0") {
+		t.Fatalf("Attach: %v, want an error naming nosuch0", err)
+	}
+	if n := switchLinks(t); n != before {
+		t.Errorf("%d switch tcx links after a failed Attach, %d before", n, before)
+	}
+	sw, err := Attach(context.Background(), l.cfg())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := switchLinks(t); n != before+len(l.ports)*2 {
+		t.Errorf("%d switch tcx links with %d ports attached, want %d", n, len(l.ports), before+2*len(l.ports))
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := switchLinks(t); n != before {
+		t.Errorf("%d switch tcx links after Close, %d before", n, before)
+	}
+}
+
+// switchLinks counts the tcx links in the kernel whose program is one of
+// the switch's.
+func switchLinks(t *testing.T) int {
+	t.Helper()
+	var it link.Iterator
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		info, err := it.Link.Info()
+		if err != nil || info.Type != link.TCXType {
+			continue
+		}
+		p, err := ebpf.NewProgramFromID(info.Program)
+		if err != nil {
+			continue
+		}
+		pi, err := p.Info()
+		p.Close()
+		if err == nil && strings.HasPrefix(pi.Name, "int_switch") {
+			n++
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSamplingPeriod(t *testing.T) {
+	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
+	sw := attach(t, l.cfg())
+	var buf bytes.Buffer
+	for _, p := range []time.Duration{0, 50 * time.Microsecond, 11 * time.Millisecond} {
+		if _, err := sw.StartSampling(context.Background(), p, &buf); err == nil {
+			t.Errorf("period %v accepted", p)
+		}
+	}
+	smp, err := sw.StartSampling(context.Background(), 100*time.Microsecond, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.StartSampling(context.Background(), time.Millisecond, &buf); err == nil {
+		t.Error("a second sampler started")
+	}
+	start := time.Now()
+	l.in("snd", "ping", "-c", "2", "-i", "0.05", "-q", l.rcvAddr)
+	time.Sleep(300*time.Millisecond - time.Since(start))
+	if err := smp.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped, a new sampler may start.
+	smp2, err := sw.StartSampling(context.Background(), time.Millisecond, &bytes.Buffer{})
+	if err != nil {
+		t.Fatalf("restart after Stop: %v", err)
+	}
+	if err := smp2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// 100 us ticks over 300 ms, two ports per tick; a busy machine skips
+	// ticks (each row carries its own time), so ask for one per 10 ms.
+	t.Logf("%d rows in 300 ms at a 100 us period", len(rows)-1)
+	if rows[0] != QueuesCSVHeader || len(rows) < 2*30 || uint64(len(rows)-1) != smp.Rows() {
+		t.Fatalf("%d rows (%d counted), header %q", len(rows), smp.Rows(), rows[0])
+	}
+	last := strings.Split(rows[len(rows)-1], ",")
+	if last[3] != "0" {
+		t.Errorf("idle queue sampled as %s", last[3])
+	}
+}

@@ -1,0 +1,154 @@
+package intswitch
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cclab/internal/nsexec"
+	"cclab/internal/runid"
+	"cclab/internal/units"
+	"cclab/tcopt"
+	"cclab/tcopt/agent"
+)
+
+// TestEchoThroughHostAgent: with the real host agent (tcopt/agent) on both
+// ends, the three records the switches stamp on a 3-switch path come back
+// to the sender's socket in the receiver's echo, in path order, and agree
+// with what arrived at the receiver.
+func TestEchoThroughHostAgent(t *testing.T) {
+	l := newLine(t, 3, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	capt := l.mirrorCapture("rcv", l.rcvIface())
+	sw := attach(t, l.cfg())
+	ag := attachAgent(t, l.id)
+
+	e := transferForEcho(t, ag, l.ns("snd"), l.ns("rcv"), l.rcvAddr, 2<<20)
+	t.Logf("echo #%d: %d hops, flags %#x: %+v", e.Count, e.NHops, e.Flags, e.Hop[:e.NHops])
+	if e.NHops != 3 || e.Flags&0x10 != 0 {
+		t.Fatalf("echo has %d hops, flags %#x; want 3 and no overflow", e.NHops, e.Flags)
+	}
+	for h := 0; h < 3; h++ {
+		if e.Hop[h].RateMbps != 1000 {
+			t.Errorf("hop %d: rate %d Mbit/s", h, e.Hop[h].RateMbps)
+		}
+		if h > 0 {
+			d := tcopt.TSDelta(e.Hop[h].TS, e.Hop[h-1].TS)
+			if d == 0 || d > uint32(5*time.Millisecond) {
+				t.Errorf("hop %d stamped %d ns after hop %d: not path order", h, d, h-1)
+			}
+		}
+	}
+	// The echoed records are records that arrived at the receiver.
+	var seen bool
+	for _, f := range dataFrames(capt.snapshot(), l.sndAddr, l.rcvAddr) {
+		o, ok := findOpt(f.options())
+		if !ok || o.hops() != 3 {
+			continue
+		}
+		match := true
+		for h := 0; h < 3; h++ {
+			r := o.recs[h]
+			if uint64(e.Hop[h].TS) != r.ts || uint64(e.Hop[h].TxBytes) != r.tx || uint64(e.Hop[h].Qlen) != r.qlen {
+				match = false
+			}
+		}
+		seen = seen || match
+	}
+	if !seen {
+		t.Errorf("the echoed records match no forward option that arrived")
+	}
+	if m, err := sw.TracepointMisses(); err != nil || m != 0 {
+		t.Errorf("tracepoint misses %d (%v)", m, err)
+	}
+}
+
+// attachAgent attaches the host agent to the run, with the echo map pinned
+// under the run's own BPF directory, and moves this process into its
+// cgroup: sockets it opens from now on carry the option.
+func attachAgent(t testing.TB, id runid.ID) *agent.Agent {
+	t.Helper()
+	ag, err := agent.Attach(context.Background(), id, agent.Options{
+		EchoPinDir: filepath.Join(id.BPFDir(), "cc"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ag.Close(); err != nil {
+			t.Errorf("close agent: %v", err)
+		}
+	})
+	if err := ag.AddProcess(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	return ag
+}
+
+// transferForEcho sends size bytes from sndNs to rcvAddr:7001 in rcvNs
+// over one TCP connection of this process and returns the newest echo
+// the sender's socket parsed.
+func transferForEcho(t testing.TB, ag *agent.Agent, sndNs, rcvNs, rcvAddr string, size int) agent.Echo {
+	t.Helper()
+	var err error
+	var ln *net.TCPListener
+	if err := nsexec.Do(rcvNs, func() error {
+		ln, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.ParseIP(rcvAddr), Port: 7001})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan int64, 1)
+	go func() {
+		c, err := ln.AcceptTCP()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+	}()
+	var c *net.TCPConn
+	if err := nsexec.Do(sndNs, func() error {
+		c, err = net.DialTCP("tcp4", nil, &net.TCPAddr{IP: net.ParseIP(rcvAddr), Port: 7001})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-got:
+		if n != int64(size) {
+			t.Fatalf("receiver read %d of %d bytes", n, size)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("transfer stalled")
+	}
+
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e agent.Echo
+	var ok bool
+	var echoErr error
+	if err := raw.Control(func(fd uintptr) { e, ok, echoErr = ag.Echo(int(fd)) }); err != nil || echoErr != nil {
+		t.Fatal(err, echoErr)
+	}
+	if !ok || e.Count == 0 {
+		t.Fatalf("no echo reached the sender (ok %v, count %d)", ok, e.Count)
+	}
+	return e
+}
