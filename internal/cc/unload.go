@@ -51,11 +51,12 @@ func unregister(regs []Registration, pinDir string) error {
 	}
 	if len(left) == 0 {
 		// The kernel frees an unregistered struct_ops and its programs
-		// after an RCU grace period: give it a moment before deciding
-		// the shared maps are unused.
+		// after RCU grace periods (seconds on a loaded machine): wait for
+		// our programs to go before deciding the shared maps are unused.
+		// Other programs (the INT agent's) keep theirs without a wait.
 		for try := 0; ; try++ {
 			busy, err := removeUnusedShared(pinDir)
-			if err != nil || !busy || try == 20 {
+			if err != nil || !busy || try == 100 {
 				errs = append(errs, err)
 				break
 			}
@@ -79,7 +80,8 @@ func removeRegDir(dir string) error {
 }
 
 // removeUnusedShared unpins the shared maps that no loaded program uses
-// and reports whether some are still in use
+// and reports whether some are still used by struct_ops programs (ours,
+// on their way out)
 // (the INT host agent may still hold the echo map: then it stays, so the
 // next load shares it again), and the pin directory if empty.
 func removeUnusedShared(pinDir string) (busy bool, err error) {
@@ -105,8 +107,8 @@ func removeUnusedShared(pinDir string) (busy bool, err error) {
 			continue
 		}
 		id, _ := info.ID()
-		if used[id] {
-			busy = true
+		if users, ok := used[id]; ok {
+			busy = busy || users[ebpf.StructOps]
 			continue
 		}
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
@@ -118,9 +120,10 @@ func removeUnusedShared(pinDir string) (busy bool, err error) {
 	return busy, errors.Join(errs...)
 }
 
-// mapsInUse returns the ids of the maps that some loaded program uses.
-func mapsInUse() (map[ebpf.MapID]bool, error) {
-	used := map[ebpf.MapID]bool{}
+// mapsInUse returns the ids of the maps that loaded programs use, with
+// the types of those programs.
+func mapsInUse() (map[ebpf.MapID]map[ebpf.ProgramType]bool, error) {
+	used := map[ebpf.MapID]map[ebpf.ProgramType]bool{}
 	var id ebpf.ProgramID
 	for {
 		next, err := ebpf.ProgramGetNextID(id)
@@ -142,7 +145,10 @@ func mapsInUse() (map[ebpf.MapID]bool, error) {
 		}
 		ids, _ := info.MapIDs()
 		for _, m := range ids {
-			used[m] = true
+			if used[m] == nil {
+				used[m] = map[ebpf.ProgramType]bool{}
+			}
+			used[m][info.Type] = true
 		}
 	}
 }
