@@ -152,3 +152,32 @@ func TestParameters(t *testing.T) {
 		t.Errorf("List: %v", got)
 	}
 }
+
+// Ensure keeps what is registered with the wanted parameters, loads what
+// is missing, and refuses a registration with other parameters.
+func TestEnsure(t *testing.T) {
+	opts := testOpts(t)
+	opts.Names = map[string]string{"dctcp": shortName("dctcp"), "hpcc": shortName("hpcc")}
+	first, err := Load(context.Background(), []string{"dctcp"}, []string{"g_shift=5"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs, err := Ensure(context.Background(), []string{"dctcp", "hpcc"}, []string{"g_shift=5", "eta_ppm=900000"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) != 2 || regs[0].Pin != first[0].Pin || regs[1].Law != "hpcc" {
+		t.Fatalf("Ensure = %+v", regs)
+	}
+	if p, _ := regs[1].Params.Get("eta_ppm"); p.Value != 900000 {
+		t.Errorf("hpcc eta_ppm = %d", p.Value)
+	}
+	if _, err := Ensure(context.Background(), []string{"dctcp"}, []string{"g_shift=6"}, opts); err == nil {
+		t.Error("Ensure accepted dctcp registered with other parameters")
+	} else {
+		t.Log(err)
+	}
+	if got, _ := List(opts); len(got) != 2 {
+		t.Errorf("List after Ensure: %v", got)
+	}
+}

@@ -93,16 +93,13 @@ func Resolve(laws []string, settings []string) ([]Params, error) {
 		specs = append(specs, spec)
 	}
 	for _, s := range settings {
-		name, value, ok := strings.Cut(s, "=")
-		if !ok || name == "" || value == "" {
+		name, value, ok := cutSetting(s)
+		if !ok {
 			return nil, fmt.Errorf("parameter %q: want name=value or law.name=value", s)
 		}
-		only := ""
-		if l, n, dotted := strings.Cut(name, "."); dotted && slices.Contains(Laws(), l) {
-			only, name = l, n
-			if !slices.Contains(laws, only) {
-				return nil, fmt.Errorf("parameter %q: law %s is not being loaded", s, only)
-			}
+		only, name := splitLawName(name)
+		if only != "" && !slices.Contains(laws, only) {
+			return nil, fmt.Errorf("parameter %q: law %s is not being loaded", s, only)
 		}
 		applied := false
 		for i := range out {
@@ -130,6 +127,21 @@ func Resolve(laws []string, settings []string) ([]Params, error) {
 		}
 	}
 	return out, nil
+}
+
+// cutSetting splits "name=value"; ok is false when either is empty.
+func cutSetting(s string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(s, "=")
+	return name, value, ok && name != "" && value != ""
+}
+
+// splitLawName splits "law.param" when law names a law ("vai.enable" is a
+// parameter of its own: no law is called vai).
+func splitLawName(name string) (law, param string) {
+	if l, n, dotted := strings.Cut(name, "."); dotted && slices.Contains(Laws(), l) {
+		return l, n
+	}
+	return "", name
 }
 
 // Load registers laws (all of them when none is named) with their defaults
