@@ -257,12 +257,6 @@ func TestTwoFlowsShareFairly(t *testing.T) {
 			r := loadForTest(t, law, testSettings[law]...)
 			n := newTestNet(t, testRate, testBuf, true)
 			fs := n.flows(t, context.Background(), r.Name, 2, 500*time.Millisecond, 4*time.Second)
-			for i, f := range fs {
-				for j := 0; j < len(f.samples); j += 25 {
-					sm := f.samples[j]
-					t.Logf("flow %d at %v: cwnd %d srtt %d acked %d", i, sm.at, sm.cwnd, sm.rttUs, sm.acked)
-				}
-			}
 			var x []float64
 			for _, f := range fs {
 				x = append(x, float64(f.bytesBetween(2*time.Second, 4*time.Second))*8/2e6)
