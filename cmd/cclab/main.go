@@ -43,6 +43,7 @@ func newRootCmd() *cobra.Command {
 		newAnalyzeCmd(),
 		newLawCmd(),
 		newVMCmd(),
+		newCCCmd(),
 	)
 	return root
 }

@@ -47,7 +47,7 @@ LAW_INLINE int dctcp_params_check(const struct dctcp_params *p)
 	if (p->g_shift > 16)
 		return LAW_E_DCTCP_G;
 	if (p->alpha_init_ppm > LAW_PPM)
-		return LAW_E_DCTCP_G;
+		return LAW_E_DCTCP_ALPHA;
 	if (p->max_cwnd_bytes < LAW_MSS_MAX || p->max_cwnd_bytes > LAW_CWND_CAP_MAX)
 		return LAW_E_CWND_CAP;
 	if (p->init_cwnd_segs < 1 ||

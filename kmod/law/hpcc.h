@@ -104,31 +104,36 @@ LAW_INLINE void hpcc_init(struct hpcc_state *s, const struct hpcc_params *p,
 }
 
 /* MeasureInflight's per-hop loop: the largest u (ppm), its dts, max qlen. */
-LAW_INLINE __u64 hpcc_max_u(const struct int_prev *prev,
-			    const struct int_echo *e, __u64 T,
-			    __u64 *tau_out, __u64 *qmax_out)
+LAW_SUBPROG __u64 hpcc_max_u(const struct int_prev *prev,
+			     const struct int_echo *e, __u64 T,
+			     __u64 *tau_out, __u64 *qmax_out)
 {
 	__u64 u = 0, tau = 0, qmax = 0;
 	int i;
 
+	if (!prev || !e || !tau_out || !qmax_out)
+		return 0;
+
 	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++) {
 		const struct int_hop *h = &e->hop[i], *o = &prev->hop[i];
+		/* dts < 2^26, tx delta < 2^25, qlen < 2^32, rate <= 2^20 Mbit/s,
+		 * T < 2^30: every product below stays under 2^64. */
 		__u64 dts = int_ts_delta(h->ts, o->ts);
-		__u64 b_Bps = law_mbps_to_Bps(h->rate_mbps);
-		__u64 bT = law_bdp_bytes(h->rate_mbps, T);
-		__u64 tx_Bps, u1;
+		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
+		__u64 b_Bps = law_mbps_to_Bps(rate);
+		__u64 bT = law_bdp_bytes(rate, T);
+		__u64 dtx, tx_Bps, u1;
 
 		if (h->qlen > qmax)
 			qmax = h->qlen;
-		if (!dts || !b_Bps)
+		dtx = int_tx_delta(h->tx_bytes, o->tx_bytes);
+		if (!dts || !int_tx_plausible(dtx, dts, rate))
 			continue;
-		if (!bT)
-			bT = 1;
-		tx_Bps = law_mul_div(int_tx_delta(h->tx_bytes, o->tx_bytes),
-				     LAW_NSEC_PER_SEC, dts);
-		u1 = law_mul_div(law_min64(h->qlen, o->qlen), LAW_PPM, bT) +
-		     law_min64(law_mul_div(tx_Bps, LAW_PPM, b_Bps),
-			       LAW_SIGNAL_MAX_PPM);
+		b_Bps += !b_Bps;
+		bT += !bT;
+		tx_Bps = dtx * LAW_NSEC_PER_SEC / dts;
+		u1 = law_min64(h->qlen, o->qlen) * LAW_PPM / bT +
+		     law_min64(tx_Bps, 1ULL << 40) * LAW_PPM / b_Bps;
 		u1 = law_min64(u1, LAW_SIGNAL_MAX_PPM);
 		if (u1 > u || !tau) {
 			u = u1;

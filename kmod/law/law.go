@@ -185,6 +185,9 @@ type Hop struct {
 // MaxHops is INT_MAX_HOPS.
 const MaxHops = int(C.INT_MAX_HOPS)
 
+// MaxHopsConst is MaxHops as an untyped constant (for array sizes).
+const MaxHopsConst = C.INT_MAX_HOPS
+
 // TxWrap and TsWrap are the wrap periods of Hop.TxBytes (bytes) and Hop.Ts (ns).
 const (
 	TxWrap = uint64(C.INT_TX_WRAP)
@@ -354,3 +357,57 @@ func (t Trace) String() string {
 
 // MarshalText makes JSON show the flag names.
 func (t Trace) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// Raw returns a copy of the C parameter struct's bytes (for the fuzzer,
+// which overlays them on the law's defaults).
+func (p *Params) Raw() []byte {
+	return C.GoBytes(unsafe.Pointer(&p.c), C.int(unsafe.Sizeof(p.c)))
+}
+
+// AckBatch is a run of ACKs converted to C once (see Controller.OnAckBatch).
+type AckBatch struct {
+	acks   []C.struct_law_ack
+	echoes []C.struct_int_echo
+	has    []C.__u8
+}
+
+// NewAckBatch converts acks for OnAckBatch.
+func NewAckBatch(acks []Ack) (*AckBatch, error) {
+	n := len(acks)
+	b := &AckBatch{make([]C.struct_law_ack, n), make([]C.struct_int_echo, n), make([]C.__u8, n)}
+	for i, a := range acks {
+		if a.Echo != nil && len(a.Echo.Hops) > MaxHops {
+			return nil, fmt.Errorf("ack %d: echo with %d hops: at most %d", i, len(a.Echo.Hops), MaxHops)
+		}
+		b.acks[i] = C.struct_law_ack{now_ns: C.__u64(a.NowNs), acked_bytes: C.__u32(a.AckedBytes),
+			ece_bytes: C.__u32(a.ECEBytes), cwnd_segs: C.__u32(a.CwndSegs), mss: C.__u32(a.MSS),
+			snd_nxt: C.__u32(a.SndNxt), snd_una: C.__u32(a.SndUna), rtt_us: C.__u32(a.RTTus)}
+		if a.ECE {
+			b.acks[i].flags = C.LAW_ACK_ECE
+		}
+		if e := a.Echo; e != nil {
+			b.has[i] = 1
+			ce := &b.echoes[i]
+			ce.arrived_ns, ce.count, ce.nhops = C.__u64(e.ArrivedNs), C.__u32(e.Count), C.__u8(len(e.Hops))
+			for j, h := range e.Hops {
+				ce.hop[j] = C.struct_int_hop{qlen: C.__u32(h.Qlen), tx_bytes: C.__u32(h.TxBytes),
+					ts: C.__u32(h.Ts), rate_mbps: C.__u32(h.RateMbps)}
+			}
+		}
+	}
+	return b, nil
+}
+
+// Len is the number of ACKs in the batch.
+func (b *AckBatch) Len() int { return len(b.acks) }
+
+// OnAckBatch runs the law over the batch in one call into C and returns
+// the last output: the law's own cost, without a cgo call per ACK.
+func (c *Controller) OnAckBatch(b *AckBatch) Out {
+	var o C.struct_law_out
+	if len(b.acks) == 0 {
+		return Out{}
+	}
+	C.law_any_on_acks(C.int(c.law), &c.s, &c.p, &b.acks[0], &b.echoes[0], &b.has[0], C.size_t(len(b.acks)), &o)
+	return outFromC(&o)
+}

@@ -22,6 +22,22 @@
 #define LAW_INLINE static inline __attribute__((always_inline))
 #endif
 
+/*
+ * Functions with many branches that a BPF build may turn into global
+ * subprograms, which the verifier checks once each instead of once per
+ * path of the caller: #define LAW_SUBPROG __attribute__((noinline)) before
+ * including law.h (BPF only: the functions are then not static). They take
+ * scalars and pointers they check for NULL, and return a scalar.
+ */
+#ifndef LAW_SUBPROG
+#define LAW_SUBPROG LAW_INLINE
+#endif
+
+/* Hide a value from the optimiser (keeps branch-free code branch-free). */
+#ifndef LAW_OPAQUE
+#define LAW_OPAQUE(v) __asm__ volatile("" : "+r"(v))
+#endif
+
 /* A fraction x is stored as the integer x * LAW_PPM ("_ppm" names). */
 #define LAW_PPM			1000000ULL
 #define LAW_NSEC_PER_SEC	1000000000ULL
@@ -107,6 +123,7 @@ enum law_err {
 	LAW_E_VAI,		/* a VAI/SF parameter out of range */
 	LAW_E_DCTCP_G,		/* g_shift out of range */
 	LAW_E_INIT_CWND,	/* init_cwnd out of range */
+	LAW_E_DCTCP_ALPHA,	/* alpha_init_ppm out of range */
 	LAW_E_COUNT
 };
 
@@ -130,6 +147,7 @@ LAW_INLINE const char *law_strerror(int err)
 	case LAW_E_VAI:		return "variable AI / sampling frequency parameter out of range";
 	case LAW_E_DCTCP_G:	return "g_shift out of range [0, 16]";
 	case LAW_E_INIT_CWND:	return "init_cwnd out of range";
+	case LAW_E_DCTCP_ALPHA:	return "alpha_init_ppm out of range [0, 1000000]";
 	}
 	return "unknown error";
 }
@@ -142,55 +160,6 @@ LAW_INLINE __u64 law_max64(__u64 a, __u64 b) { return a > b ? a : b; }
 LAW_INLINE __u64 law_clamp64(__u64 v, __u64 lo, __u64 hi)
 {
 	return v < lo ? lo : (v > hi ? hi : v);
-}
-
-/* a / b with b == 0 giving 0: callers avoid it, this keeps a slip harmless. */
-LAW_INLINE __u64 law_div(__u64 a, __u64 b)
-{
-	return b ? a / b : 0;
-}
-
-/*
- * a * b, or ~0 when it does not fit in 64 bits. Written with 32-bit halves:
- * the "b > ~0 / a" idiom makes clang emit a 128-bit multiply BPF lacks.
- */
-LAW_INLINE __u64 law_mul_sat(__u64 a, __u64 b)
-{
-	__u64 ah = a >> 32, al = a & 0xffffffffULL;
-	__u64 bh = b >> 32, bl = b & 0xffffffffULL;
-	__u64 cross, lo;
-
-	if (ah && bh)
-		return ~0ULL;
-	cross = ah * bl + al * bh;	/* one term is 0: < 2^64 */
-	if (cross >> 32)
-		return ~0ULL;
-	lo = al * bl;
-	if (lo + (cross << 32) < lo)
-		return ~0ULL;
-	return lo + (cross << 32);
-}
-
-/* a * b / c, saturating, without 128-bit math; c == 0 gives the max. */
-LAW_INLINE __u64 law_mul_div(__u64 a, __u64 b, __u64 c)
-{
-	__u64 ab, q, r, hi, lo;
-
-	if (!c)
-		return ~0ULL;
-	ab = law_mul_sat(a, b);
-	if (ab != ~0ULL)
-		return ab / c;
-	/* Split a = q*c + r: a*b/c = q*b + r*b/c (r*b/c approximated if huge). */
-	q = a / c;
-	r = a % c;
-	hi = law_mul_sat(q, b);
-	lo = law_mul_sat(r, b);
-	if (lo != ~0ULL)
-		lo /= c;
-	else
-		lo = law_mul_sat(r >> 20, b) / ((c >> 20) + 1);
-	return hi > ~0ULL - lo ? ~0ULL : hi + lo;
 }
 
 /* Sequence a is after b (mod 2^32). */
@@ -212,19 +181,26 @@ LAW_INLINE __u64 law_bdp_bytes(__u64 mbps, __u64 ns)
 	return mbps * ns / 8000ULL;
 }
 
-/* floor(sqrt(x)) for x < 2^62, 31 bounded iterations. */
-LAW_INLINE __u64 law_isqrt(__u64 x)
+/*
+ * floor(sqrt(x)), x clamped below 2^62: 31 branch-free steps, so the BPF
+ * verifier walks one path through it instead of 2^31.
+ */
+LAW_SUBPROG __u64 law_isqrt(__u64 x)
 {
-	__u64 r = 0, bit = 1ULL << 60;
+	__u64 r = 0, bit = 1ULL << 60, t, lt;
+	__s64 d;
 	int i;
 
+	if (x >= (1ULL << 62))
+		x = (1ULL << 62) - 1;
 	for (i = 0; i < 31; i++) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
+		t = r + bit;
+		/* lt = all ones when x < t: the sign of x - t (both < 2^62) */
+		d = (__s64)x - (__s64)t;
+		LAW_OPAQUE(d);	/* or clang turns this back into a branch */
+		lt = (__u64)(d >> 63);
+		x -= t & ~lt;
+		r = (r >> 1) + (bit & ~lt);
 		bit >>= 2;
 	}
 	return r;
@@ -263,7 +239,8 @@ LAW_INLINE __u64 law_out_cwnd(struct law_out *out, __u64 cwnd, __u64 lo,
 /* bytes / ns as bytes/s (pacing), at least 1. */
 LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 {
-	__u64 r = law_mul_div(bytes, LAW_NSEC_PER_SEC, ns ? ns : 1);
+	/* bytes < 2^33, 1e9 < 2^30: the product fits */
+	__u64 r = law_min64(bytes, 1ULL << 33) * LAW_NSEC_PER_SEC / (ns ? ns : 1);
 
 	return r ? r : 1;
 }

@@ -122,36 +122,39 @@ LAW_INLINE void powertcp_init(struct powertcp_state *s,
  * normPower(ack): the largest normalised power over the hops (ppm) and the
  * dt of that hop (ns); dt 0 when no hop has a usable pair.
  */
-LAW_INLINE __u64 powertcp_norm_power(const struct int_prev *prev,
-				     const struct int_echo *e,
-				     __u64 tau_ns, __u64 *dt_out)
+LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
+				      const struct int_echo *e,
+				      __u64 tau_ns, __u64 *dt_out)
 {
 	__u64 norm = 0, best_dt = 0;
 	int i;
 
+	if (!prev || !e || !dt_out)
+		return 0;
+
 	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++) {
 		const struct int_hop *h = &e->hop[i], *o = &prev->hop[i];
+		/* Bounds that keep every product below 2^64 without checks:
+		 * dt < 2^26, dtx < 2^25, qlen < 2^32, rate <= 2^20 Mbit/s,
+		 * tau < 2^30 so B*tau < 2^38. */
 		__u64 dt_ns = int_ts_delta(h->ts, o->ts);
 		__u64 dtx = int_tx_delta(h->tx_bytes, o->tx_bytes);
-		__u64 b_Bps = law_mbps_to_Bps(h->rate_mbps);
-		__u64 bdp = law_bdp_bytes(h->rate_mbps, tau_ns);
+		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
+		__u64 b_Bps = law_mbps_to_Bps(rate);
+		__u64 bdp = law_bdp_bytes(rate, tau_ns);
+		__u64 num = dtx + h->qlen;
 		__u64 current_Bps, i_ppm, v_ppm, power;
 
-		if (!dt_ns || !b_Bps)
+		if (!dt_ns || !int_tx_plausible(dtx, dt_ns, rate))
 			continue;
-		if (!bdp)
-			bdp = 1;
+		b_Bps += !b_Bps;
+		bdp += !bdp;
 		/* current = (qlen - qlen_prev + txBytes delta) / dt, >= 0 */
-		if (dtx + h->qlen > o->qlen)
-			current_Bps = law_mul_div(dtx + h->qlen - o->qlen,
-						  LAW_NSEC_PER_SEC, dt_ns);
-		else
-			current_Bps = 0;
+		num = num > o->qlen ? num - o->qlen : 0;
+		current_Bps = law_min64(num * LAW_NSEC_PER_SEC / dt_ns, 1ULL << 40);
 		/* current / B and voltage / (B * tau), each as ppm */
-		i_ppm = law_min64(law_mul_div(current_Bps, LAW_PPM, b_Bps),
-				  LAW_SIGNAL_MAX_PPM);
-		v_ppm = law_min64(law_mul_div(h->qlen + bdp, LAW_PPM, bdp),
-				  LAW_SIGNAL_MAX_PPM);
+		i_ppm = law_min64(current_Bps * LAW_PPM / b_Bps, LAW_SIGNAL_MAX_PPM);
+		v_ppm = law_min64((h->qlen + bdp) * LAW_PPM / bdp, LAW_SIGNAL_MAX_PPM);
 		power = law_min64(i_ppm * v_ppm / LAW_PPM, LAW_SIGNAL_MAX_PPM);
 		if (power > norm || !best_dt) {
 			norm = power;

@@ -27,15 +27,44 @@ type Result struct {
 	Steps  []Step  `json:"steps"`
 }
 
+// Stepper is one build of a law run step by step: the user-space core
+// (Controller, through cgo) or another build such as the BPF one.
+type Stepper interface {
+	Init(sndNxt, mss uint32) (Out, error)
+	OnAck(a Ack) (Out, error)
+}
+
+// cgoStepper runs the user-space build.
+type cgoStepper struct {
+	p   *Params
+	ctl *Controller
+}
+
+func (c *cgoStepper) Init(sndNxt, mss uint32) (Out, error) {
+	ctl, out, err := NewController(c.p, sndNxt, mss)
+	c.ctl = ctl
+	return out, err
+}
+
+func (c *cgoStepper) OnAck(a Ack) (Out, error) { return c.ctl.OnAck(a) }
+
 // Replay runs the law over the events as one connection. Sequence numbers
 // the trace leaves out are synthesised: snd_una advances by the acked
 // bytes and the sender keeps its window full (snd_nxt = snd_una + cwnd).
 func Replay(ctx context.Context, p *Params, events []Event, mss uint32) (*Result, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return ReplayWith(ctx, &cgoStepper{p: p}, p, events, mss)
+}
+
+// ReplayWith is Replay on a given build of the law; p is only reported.
+func ReplayWith(ctx context.Context, st Stepper, p *Params, events []Event, mss uint32) (*Result, error) {
 	if mss == 0 {
 		mss = DefaultMSS
 	}
 	var sndUna uint32
-	ctl, out, err := NewController(p, 0, mss)
+	out, err := st.Init(0, mss)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +112,7 @@ func Replay(ctx context.Context, p *Params, events []Event, mss uint32) (*Result
 			}
 			ack.Echo = e
 		}
-		out, err = ctl.OnAck(ack)
+		out, err = st.OnAck(ack)
 		if err != nil {
 			return nil, fmt.Errorf("trace line %d: %w", ev.Line, err)
 		}

@@ -11,7 +11,9 @@
  * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
  * by pacing at cwnd / RTT; above one segment Swift does not pace.
  * Optional Variable AI and Sampling Frequency (vai.h): the measured
- * congestion is the largest delay in an RTT (ns). Included by law.h.
+ * congestion is the largest delay in an RTT (ns); with SF every ACK's
+ * window is computed from a reference window committed every sf_acks ACKs
+ * (decreasing) or once per RTT (increasing). Included by law.h.
  */
 #ifndef CCLAB_LAW_SWIFT_H
 #define CCLAB_LAW_SWIFT_H
@@ -42,6 +44,9 @@ struct swift_state {
 	__u64 t_last_decrease;	/* ns */
 	__u64 delay_ns;		/* last delay sample */
 	__u64 target_ns;	/* last target delay */
+	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
+	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
+	__u64 wref;		/* SF: reference window, bytes */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
 	__u32 decreased;	/* t_last_decrease is valid */
 };
@@ -49,9 +54,9 @@ struct swift_state {
 LAW_INLINE void swift_params_default(struct swift_params *p)
 {
 	p->base_rtt_ns = 50000;
-	p->base_target_ns = 5000;
+	p->base_target_ns = 55000;	/* base RTT (50 us) + 5 us */
 	p->per_hop_ns = 2000;
-	p->fs_range_ns = 25000;		/* 5 * base target */
+	p->fs_range_ns = 25000;
 	p->fs_min_cwnd_mppm = 100000;	/* 0.1 segments */
 	p->fs_max_cwnd_segs = 100;
 	p->hops = 1;
@@ -108,44 +113,74 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
  * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
  * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
+ * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
+ * the window in segments * 1e6.
  */
-LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
-			      __u32 mss)
+LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
+				   __u64 lo, __u64 cwnd_mppm)
 {
-	__u64 c, lo, hi, top;
+	__u64 c, top;
 
-	if (!p->fs_range_ns)
-		return 0;
-	c = swift_inv_sqrt_ppm(law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
-	hi = swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
-	lo = swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) *
-				LAW_PPM);
-	if (c <= lo)
+	if (!p)
 		return 0;
 	top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
+	/* Outside [fs_min, fs_max] no square root is needed. */
+	if (!top || cwnd_mppm >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)
+		return 0;
+	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
+		return top;
+	c = swift_inv_sqrt_ppm(cwnd_mppm);
+	if (c <= lo)
+		return 0;
 	if (c >= hi || hi <= lo)
 		return top;
+	/* top < 2^30, c - lo < 2^30: the product fits */
 	return top * (c - lo) / (hi - lo);
 }
 
-/* Target delay: base + hops * per_hop + FBS. */
-LAW_INLINE __u64 swift_target_ns(const struct swift_params *p,
-				 const struct law_ack *ack, __u64 cwnd,
-				 __u32 mss)
+LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
 {
-	__u64 hops = p->hops;
+	return swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
+}
+
+LAW_INLINE __u64 swift_fbs_lo_ppm(const struct swift_params *p)
+{
+	return swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) * LAW_PPM);
+}
+
+/* The FBS term of the target for a window of cwnd bytes. */
+LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
+			      __u32 mss)
+{
+	if (!p->fs_range_ns || !mss)
+		return 0;
+	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
+				swift_fbs_lo_ppm(p),
+				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
+}
+
+/* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
+LAW_INLINE __u64 swift_target_ns(const struct swift_state *s,
+				 const struct swift_params *p,
+				 const struct law_ack *ack, __u32 mss)
+{
+	__u64 hops = p->hops, fbs = 0;
 
 	if (ack->echo && ack->echo->nhops > 0 &&
 	    ack->echo->nhops <= INT_MAX_HOPS)
 		hops = ack->echo->nhops;
 	hops = law_min64(hops, INT_MAX_HOPS * 3);
+	if (p->fs_range_ns)
+		fbs = swift_fbs_scaled(p, s->fbs_hi_ppm,
+				       s->fbs_lo_ppm,
+				       law_min64(s->cwnd, LAW_CWND_CAP_MAX) *
+				       LAW_PPM / mss);
 	return law_min64(p->base_target_ns, LAW_RTT_MAX_NS) +
-	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) +
-	       swift_fbs_ns(p, cwnd, mss);
+	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) + fbs;
 }
 
 /* mdf = max(1 - beta * (delay - target) / delay, max_mdf), ppm. */
-LAW_INLINE __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
+LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
 			       __u32 max_mdf_ppm)
 {
 	__u64 cut, floor = law_min64(max_mdf_ppm, LAW_PPM);
@@ -172,8 +207,8 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
 		LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
-		law_min64(law_mul_div(s->delay_ns, LAW_PPM, s->target_ns),
-			  LAW_SIGNAL_MAX_PPM) : 0;
+		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
+			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
 }
 
 LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
@@ -185,8 +220,11 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
 		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
 	s->last_rtt_seq = snd_nxt;
+	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
+	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
+	s->wref = s->cwnd;
 }
 
 LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
@@ -195,8 +233,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	__u32 mss = law_mss(ack);
 	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
 				SWIFT_DELAY_MAX_NS);
-	__u64 old = s->cwnd, target, ai, acked = ack->acked_bytes;
-	int rtt_end, congested, can_decrease;
+	__u64 old = s->cwnd, target, ai, add, mdf, acked = ack->acked_bytes;
+	int rtt_end, congested, commit = 0;
 
 	out->trace = 0;
 	if (!delay) {
@@ -204,7 +242,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		swift_output(s, p, mss, out);
 		return;
 	}
-	target = swift_target_ns(p, ack, s->cwnd, mss);
+	target = swift_target_ns(s, p, ack, mss);
 	s->delay_ns = delay;
 	s->target_ns = target;
 	congested = delay >= target;
@@ -221,34 +259,57 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 				    target + law_min64(p->base_rtt_ns,
 						       LAW_RTT_MAX_NS));
 	}
-	/* Decrease at most once per RTT, or every sf_acks ACKs with SF. */
-	if (p->vai.sf_acks)
-		can_decrease = vai_sf_point(&s->vai, &p->vai);
-	else
-		can_decrease = !s->decreased ||
-			       ack->now_ns < s->t_last_decrease ||
-			       ack->now_ns - s->t_last_decrease >= delay;
 	ai = law_min64(p->ai_bytes, 1U << 24) *
 	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
 		out->trace |= LAW_TR_VAI;
-	acked = law_min64(acked, LAW_CWND_CAP_MAX);
-	if (!congested || p->vai.enable) {
+	/* ai * acked / cwnd: ai, acked < 2^30, so the product fits */
+	add = law_min64(ai, LAW_CWND_CAP_MAX) *
+	      law_min64(acked, LAW_CWND_CAP_MAX) /
+	      (s->cwnd >= mss ? s->cwnd : mss);
+	mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+	if (p->vai.sf_acks) {
+		/*
+		 * Sampling Frequency (section V-B): every ACK's window comes
+		 * from a reference window, committed every sf_acks ACKs while
+		 * decreasing and once per RTT while increasing.
+		 */
+		int sf = vai_sf_point(&s->vai, &p->vai);
+
+		if (congested) {
+			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+			if (p->vai.enable)	/* VAI always adds */
+				s->cwnd += add;
+			if (sf) {
+				commit = 1;
+				out->trace |= LAW_TR_SF;
+			}
+		} else {
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+			commit = rtt_end;
+		}
+	} else {
+		/* Decrease at most once per RTT (since the last decrease). */
+		int can_decrease = !s->decreased ||
+				   ack->now_ns < s->t_last_decrease ||
+				   ack->now_ns - s->t_last_decrease >= delay;
+
 		/* VAI always adds (section V-B); plain Swift below target. */
-		s->cwnd += law_mul_div(ai, acked, s->cwnd >= mss ? s->cwnd : mss);
-		s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX);
-	}
-	if (congested && can_decrease) {
-		s->cwnd = s->cwnd * swift_mdf_ppm(delay, target, p->beta_ppm,
-						  p->max_mdf_ppm) / LAW_PPM;
-		if (p->vai.sf_acks)
-			out->trace |= LAW_TR_SF;
+		if (!congested || p->vai.enable)
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+		if (congested && can_decrease)
+			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
 	}
 	swift_output(s, p, mss, out);
+	if (commit) {
+		s->wref = s->cwnd;
+		s->vai.acks_since_dec = 0;
+	}
 	if (s->cwnd < old) {
 		s->t_last_decrease = ack->now_ns;
 		s->decreased = 1;
-		s->vai.acks_since_dec = 0;
 		out->trace |= LAW_TR_DECREASE;
 	} else if (s->cwnd > old) {
 		out->trace |= LAW_TR_INCREASE;

@@ -95,7 +95,8 @@ LAW_INLINE __u64 theta_norm_power(__u64 rtt_ns, __u64 prev_rtt_ns, __u64 dt_ns,
 				      dt_ns, LAW_SIGNAL_MAX_PPM);
 	else
 		grad1_ppm = 0;
-	power = law_mul_div(grad1_ppm, rtt_ns, tau_ns);
+	/* grad1 <= 1e9, rtt <= 1e10: the product fits in 64 bits */
+	power = grad1_ppm * law_min64(rtt_ns, THETA_RTT_MAX_NS) / tau_ns;
 	return law_min64(power, LAW_SIGNAL_MAX_PPM);
 }
 

@@ -104,6 +104,24 @@ static inline void law_any_on_ack(int law, union law_any_state *s,
 	}
 }
 
+/*
+ * Run on_ack over n ACKs (echo[i] used when has_echo[i]) without returning
+ * to the caller in between: what the law costs without the cgo call.
+ */
+static inline void law_any_on_acks(int law, union law_any_state *s,
+				   const union law_any_params *p,
+				   const struct law_ack *acks,
+				   const struct int_echo *echoes,
+				   const __u8 *has_echo, size_t n,
+				   struct law_out *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		law_any_on_ack(law, s, p, &acks[i],
+			       has_echo[i] ? &echoes[i] : NULL, out);
+}
+
 /* The configured window cap of a law's parameters (bytes). */
 static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 {

@@ -73,11 +73,14 @@ LAW_INLINE void vai_observe(struct vai_state *st, __u64 cong, int congested)
 }
 
 /* Algorithm 1, at the end of an RTT; thresh > 0 (Token_Thresh). */
-LAW_INLINE void vai_rtt_end(struct vai_state *st, const struct vai_params *v,
-			    __u64 thresh)
+LAW_SUBPROG int vai_rtt_end(struct vai_state *st, const struct vai_params *v,
+			     __u64 thresh)
 {
-	__u64 cong = st->cong_max;
+	__u64 cong;
 
+	if (!st || !v)
+		return 0;
+	cong = st->cong_max;
 	if (!thresh)
 		thresh = 1;
 	if (cong > thresh) {
@@ -94,19 +97,21 @@ LAW_INLINE void vai_rtt_end(struct vai_state *st, const struct vai_params *v,
 	}
 	st->cong_max = 0;
 	st->congested = 0;
+	return 0;
 }
 
 /*
  * Algorithm 2: the number of base AI steps to add now (>= 1). spend: this
  * is a rate adjustment, so the tokens leave the bank.
  */
-LAW_INLINE __u64 vai_tokens(struct vai_state *st, const struct vai_params *v,
-			    int spend)
+LAW_SUBPROG __u64 vai_tokens(struct vai_state *st, const struct vai_params *v,
+			     int spend)
 {
-	__u64 tokens, c = v->dampener_const ? v->dampener_const : 1;
+	__u64 tokens, c;
 
-	if (!v->enable)
+	if (!st || !v || !v->enable)
 		return 1;
+	c = v->dampener_const ? v->dampener_const : 1;
 	tokens = law_min64(v->ai_cap, st->bank);
 	if (spend)
 		st->bank -= (__u32)tokens;
