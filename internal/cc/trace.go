@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"strconv"
@@ -176,7 +177,9 @@ func (t *Trace) read() error {
 		line = append(line, ',')
 		line = strconv.AppendUint(line, uint64(r.CwndBytes), 10)
 		line = append(line, ',')
-		line = strconv.AppendUint(line, r.PacingBps, 10)
+		if r.PacingBps != math.MaxUint64 { // empty: not paced
+			line = strconv.AppendUint(line, r.PacingBps, 10)
+		}
 		line = append(line, ',')
 		line = strconv.AppendUint(line, r.Signal, 10)
 		line = append(line, ',')

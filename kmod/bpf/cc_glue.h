@@ -31,7 +31,7 @@ char _license[] SEC("license") = "GPL";
  */
 struct cclab_trace_rec {
 	__u64 time_ns;		/* CLOCK_MONOTONIC */
-	__u64 pacing_bps;	/* sk_pacing_rate * 8 after the ACK */
+	__u64 pacing_bps;	/* sk_pacing_rate * 8 after the ACK; ~0: not paced */
 	__u64 signal;		/* law_out.signal_ppm (kmod/law/README.md) */
 	__u32 cwnd_bytes;	/* snd_cwnd * mss after the ACK */
 	__u32 saddr;		/* IPv4, network order; 0 for IPv6 */
@@ -134,7 +134,9 @@ static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal,
 		return;
 	}
 	r->time_ns = bpf_ktime_get_ns();
-	r->pacing_bps = sk->sk_pacing_rate * 8;
+	/* ~0 is "not paced" (sk_pacing_rate ~0UL); * 8 would wrap. */
+	r->pacing_bps = sk->sk_pacing_rate > (~0ULL >> 3) ? ~0ULL :
+			sk->sk_pacing_rate * 8;
 	r->signal = signal;
 	r->cwnd_bytes = tp->snd_cwnd * tp->mss_cache;
 	r->saddr = sk->__sk_common.skc_rcv_saddr;

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	cclaws "cclab/internal/cc"
 	"fmt"
 	"os"
 	"slices"
@@ -89,7 +90,7 @@ func Prepare(path string) (*Prepared, error) {
 }
 
 func loadHint(cc string) string {
-	if slices.Contains(LawCCs, cc) {
+	if slices.Contains(cclaws.Laws(), cc) {
 		return "; `cclab cc load " + cc + "` loads it"
 	}
 	return ""
