@@ -70,6 +70,12 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	if err := removeStaleDir(res.Dir); err != nil {
 		return nil, err
 	}
+	if len(p.Laws) > 0 {
+		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, p.Exp.LawSettings())
+		if _, err := cclaws.Ensure(ctx, p.Laws, p.Exp.LawSettings(), opt.Laws); err != nil {
+			return nil, fmt.Errorf("register laws: %w", err)
+		}
+	}
 	for _, v := range p.Variants {
 		dir := res.Dir
 		if len(p.Exp.Compare) > 0 {
