@@ -29,8 +29,11 @@ generate: $(VMLINUX)
 build: generate
 	$(GO) build -o $(BIN) ./cmd/cclab
 
+# The default experiment, then its report. The fixed run id replaces the
+# previous default run's directory.
 run: bootstrap build
-	$(BIN) run experiments/default.yaml
+	$(BIN) run experiments/default.yaml --out results --run default
+	$(BIN) analyze results/default
 
 vet: generate
 	$(GO) vet ./...
