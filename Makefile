@@ -29,8 +29,11 @@ generate: $(VMLINUX)
 build: generate
 	$(GO) build -o $(BIN) ./cmd/cclab
 
+# The default experiment, then its report. The fixed run id replaces the
+# previous default run's directory.
 run: bootstrap build
-	$(BIN) run experiments/default.yaml
+	$(BIN) run experiments/default.yaml --out results --run default
+	$(BIN) analyze results/default
 
 vet: generate
 	$(GO) vet ./...
@@ -44,3 +47,16 @@ test: bootstrap build fmt-check vet
 
 clean-build:
 	rm -rf bin build
+
+# ---- kernel modules (kmod/) and their VM test (orchestrator/vm) ----
+# make modules [KDIR=/lib/modules/<release>/build]: build the law modules
+# against a kernel's headers (the running kernel's by default).
+.PHONY: modules vm-test
+modules:
+	$(MAKE) -C kmod modules $(if $(KDIR),KDIR=$(KDIR))
+
+# Boot Debian's 6.1 and 6.12 kernels under qemu with the modules built
+# against their headers and run the in-guest test (downloads are cached in
+# ~/.cache/cclab/vm, or $$CCLAB_VM_CACHE).
+vm-test:
+	$(GO) test -count=1 -v -timeout 10m -run TestKernelModulesInVM ./orchestrator/vm

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,86 +17,13 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"cclab/analysis/pcapflows"
 	"cclab/internal/nsexec"
-	"cclab/internal/runid"
+	"cclab/internal/testnet"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
 )
-
-// newNamedNetns creates a named namespace without leaving the calling
-// thread in it.
-func newNamedNetns(t *testing.T, name string) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	h, err := netns.NewNamed(name)
-	if err != nil {
-		t.Fatalf("create netns %s: %v", name, err)
-	}
-	h.Close()
-	if err := netns.Set(orig); err != nil {
-		t.Fatalf("back to the original netns: %v", err)
-	}
-	t.Cleanup(func() { netns.DeleteNamed(name) })
-}
-
-// twoHosts builds namespaces a and b joined by a veth pair, 10.77.0.1 and
-// 10.77.0.2, and returns their names.
-func twoHosts(t *testing.T) (string, string) {
-	id := runid.New()
-	a, b := id.Netns("ha"), id.Netns("hb")
-	newNamedNetns(t, a)
-	newNamedNetns(t, b)
-	bns, err := netns.GetFromName(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bns.Close()
-	setup := func(name, addr string) error {
-		l, err := netlink.LinkByName(name)
-		if err != nil {
-			return err
-		}
-		pfx, _ := netlink.ParseAddr(addr)
-		if err := netlink.AddrAdd(l, pfx); err != nil {
-			return err
-		}
-		if lo, err := netlink.LinkByName("lo"); err == nil {
-			netlink.LinkSetUp(lo)
-		}
-		return netlink.LinkSetUp(l)
-	}
-	err = nsexec.Do(a, func() error {
-		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "va"}, PeerName: "vb"}
-		if err := netlink.LinkAdd(v); err != nil {
-			return fmt.Errorf("add veth: %w", err)
-		}
-		peer, err := netlink.LinkByName("vb")
-		if err != nil {
-			return err
-		}
-		if err := netlink.LinkSetNsFd(peer, int(bns)); err != nil {
-			return fmt.Errorf("move vb: %w", err)
-		}
-		return setup("va", "10.77.0.1/24")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nsexec.Do(b, func() error { return setup("vb", "10.77.0.2/24") }); err != nil {
-		t.Fatal(err)
-	}
-	return a, b
-}
 
 // capture records headers-only packets on iface in namespace ns into a
 // pcap file until stop is called.
@@ -164,15 +89,16 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("needs root (namespaces, veth, AF_PACKET)")
 	}
-	a, b := twoHosts(t)
+	ea, eb := testnet.Pair(t)
+	a, b := ea.Netns, eb.Netns
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "pcap"), 0o755)
-	stop := capture(t, a, "va", filepath.Join(dir, "pcap", "h0-va.pcap"))
+	stop := capture(t, a, ea.Iface, filepath.Join(dir, "pcap", "h0-"+ea.Iface+".pcap"))
 
 	var ln net.Listener
 	if err := nsexec.Do(b, func() error {
 		var err error
-		ln, err = net.Listen("tcp4", "10.77.0.2:5001")
+		ln, err = net.Listen("tcp4", eb.Addr.String()+":5001")
 		return err
 	}); err != nil {
 		stop()
@@ -205,7 +131,7 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 		start := time.Now().UnixNano()
 		if err := nsexec.Do(a, func() error {
 			var err error
-			c, err = net.Dial("tcp4", "10.77.0.2:5001")
+			c, err = net.Dial("tcp4", eb.Addr.String()+":5001")
 			return err
 		}); err != nil {
 			stop()
@@ -223,19 +149,19 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 
 	// The run directory: the app's clock here is realtime, so offset 0.
 	plan := &topology.Plan{Name: "pair", Kind: "star",
-		Nodes: []topology.Node{{Name: "h0", Role: topology.Host, Addr: netip.MustParseAddr("10.77.0.1")},
-			{Name: "h1", Role: topology.Host, Addr: netip.MustParseAddr("10.77.0.2")}},
-		Links: []topology.Link{{A: topology.Port{Node: "h0", Iface: "va"}, B: topology.Port{Node: "h1", Iface: "vb"}, Rate: units.Rate(10e9)}}}
+		Nodes: []topology.Node{{Name: "h0", Role: topology.Host, Addr: ea.Addr},
+			{Name: "h1", Role: topology.Host, Addr: eb.Addr}},
+		Links: []topology.Link{{A: topology.Port{Node: "h0", Iface: ea.Iface}, B: topology.Port{Node: "h1", Iface: eb.Iface}, Rate: units.Rate(10e9)}}}
 	rj, _ := json.Marshal(map[string]any{"id": "real", "clock_offset_ns": 0, "topology": plan})
 	os.WriteFile(filepath.Join(dir, "run.json"), rj, 0o644)
 	var csv strings.Builder
 	csv.WriteString(strings.Join(flowsHeader, ",") + "\n")
 	for i, r := range results {
-		fmt.Fprintf(&csv, "r%d,h0,h1,10.77.0.1,%d,10.77.0.2,5001,%d,cubic,%d,%d,%d,,ok,test\n", i, r.port, r.size, r.start, r.end, r.end-r.start)
+		fmt.Fprintf(&csv, "r%d,h0,h1,%s,%d,%s,5001,%d,cubic,%d,%d,%d,,ok,test\n", i, ea.Addr, r.port, eb.Addr, r.size, r.start, r.end, r.end-r.start)
 	}
 	os.WriteFile(filepath.Join(dir, "flows.csv"), []byte(csv.String()), 0o644)
 
-	c, err := pcapflows.ReadFile(context.Background(), filepath.Join(dir, "pcap", "h0-va.pcap"), pcapflows.Options{})
+	c, err := pcapflows.ReadFile(context.Background(), filepath.Join(dir, "pcap", "h0-"+ea.Iface+".pcap"), pcapflows.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +187,7 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range an.Flows {
-		if !f.Complete || f.PcapStatus != "complete" || f.Capture != "h0-va.pcap" || f.Slowdown.F() < 1 {
+		if !f.Complete || f.PcapStatus != "complete" || f.Capture != "h0-"+ea.Iface+".pcap" || f.Slowdown.F() < 1 {
 			t.Errorf("analysed flow %+v", f)
 		}
 	}

@@ -41,6 +41,9 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newIntCmd(),
 		newAnalyzeCmd(),
+		newLawCmd(),
+		newVMCmd(),
+		newCCCmd(),
 		newReproduceCmd(),
 	)
 	return root

@@ -24,8 +24,10 @@ func newReproduceCmd() *cobra.Command {
 analyses every run, checks each paper claim against the measurements
 (agrees, disagrees, could not run and why) and regenerates docs/results.md,
 its figures under docs/results/ and the health section of
-docs/reproduction.md. Laws the experiments compare must be loaded first
-(cclab cc load); those that are not are reported, never faked.`,
+docs/reproduction.md. Before each experiment it registers the laws it
+compares with the experiment's parameters (reloading a law registered with
+others; registrations stay, cclab cc unload removes them); a law that
+cannot be registered is reported, never faked.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return printList(cmd.OutOrStdout())
@@ -42,7 +44,7 @@ docs/reproduction.md. Laws the experiments compare must be loaded first
 					return err
 				}
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion()}
+			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Ensure: reproduce.RegisterLaw}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/testnet"
 	"cclab/orchestrator/flows"
 
 	"github.com/gopacket/gopacket"
@@ -22,9 +23,10 @@ import (
 // gopacket, hold exactly the flows' SYNs, no drops, and tshark reads them
 // without a warning.
 func TestCaptureFlows(t *testing.T) {
-	a, b := pair(t)
+	ea, eb := testnet.Pair(t)
+	a, b := flows.Host{Netns: ea.Netns, Addr: ea.Addr}, flows.Host{Netns: eb.Netns, Addr: eb.Addr}
 	dir := t.TempDir()
-	ifaceA, ifaceB := vethNames(t, a, b)
+	ifaceA, ifaceB := ea.Iface, eb.Iface
 	ports := []Port{{Host: "a", Netns: a.Netns, Iface: ifaceA}, {Host: "b", Netns: b.Netns, Iface: ifaceB}}
 	s, err := Start(dir, ports, 128)
 	if err != nil {

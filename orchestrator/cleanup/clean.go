@@ -153,6 +153,11 @@ func CleanAll(ctx context.Context) ([]Report, error) {
 	if ents, err := os.ReadDir(runid.BPFRoot); err == nil {
 		for _, e := range ents {
 			if rest, ok := strings.CutPrefix(e.Name(), runid.Mark); ok && e.IsDir() {
+				// cclab-cc holds the registered laws and the shared INT echo
+				// map (tcopt/int_echo.h), not a run: `cclab cc unload` owns it.
+				if rest == "cc" {
+					continue
+				}
 				if id, err := runid.Parse(rest); err == nil {
 					ids[id] = true
 				}

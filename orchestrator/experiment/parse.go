@@ -86,6 +86,11 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	e.Line = n.Line
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "laws" {
+			e.LawsLine = n.Content[i].Line
+		}
+	}
 	return nil
 }
 

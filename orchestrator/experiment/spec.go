@@ -1,6 +1,10 @@
 package experiment
 
-import "cclab/internal/units"
+import (
+	"sort"
+
+	"cclab/internal/units"
+)
 
 // Experiment is one parsed experiment file.
 type Experiment struct {
@@ -16,7 +20,13 @@ type Experiment struct {
 	Timeout     units.Duration `yaml:"timeout" json:"timeout_ns"` // a flow not done this long after its start fails
 	Switch      *Switch        `yaml:"switch" json:"switch,omitempty"`
 	Trace       bool           `yaml:"trace" json:"trace"` // per-ACK law trace into cc_trace.csv
-	Workload    []Entry        `yaml:"workload" json:"workload"`
+	// Laws are parameters of cclab's eBPF laws, as `cclab cc load` takes
+	// them ("name" for every law that has it, "law.name" for one). With
+	// this section the run registers the laws it uses with these
+	// parameters (or checks that they are registered with them).
+	Laws     map[string]string `yaml:"laws" json:"laws,omitempty"`
+	LawsLine int               `yaml:"-" json:"-"`
+	Workload []Entry           `yaml:"workload" json:"workload"`
 
 	// File is the path the experiment was read from; TopologyPath the
 	// topology file resolved against it.
@@ -134,4 +144,15 @@ func On(b *bool, def bool) bool {
 		return def
 	}
 	return *b
+}
+
+// LawSettings returns the laws section as `cclab cc load` settings
+// ("name=value"), in a stable order.
+func (e *Experiment) LawSettings() []string {
+	var out []string
+	for k, v := range e.Laws {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }

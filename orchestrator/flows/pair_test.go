@@ -1,80 +1,13 @@
 package flows
 
 import (
-	"net"
-	"net/netip"
-	"runtime"
 	"testing"
 
-	"cclab/internal/runid"
-
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	"cclab/internal/testnet"
 )
 
-// pair makes two namespaces of a fresh test run id joined by one veth
-// (10.99.0.1 <-> 10.99.0.2) and removes exactly them when the test ends.
+// pair is a testnet.Pair as two flow hosts.
 func pair(t *testing.T) (a, b Host) {
-	t.Helper()
-	id := runid.New()
-	names := []string{id.Netns("a"), id.Netns("b")}
-	addrs := []netip.Addr{netip.MustParseAddr("10.99.0.1"), netip.MustParseAddr("10.99.0.2")}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	var handles []netns.NsHandle
-	for _, n := range names {
-		h, err := netns.NewNamed(n) // also switches this thread into it
-		if err != nil {
-			netns.Set(orig)
-			t.Fatal(err)
-		}
-		handles = append(handles, h)
-		t.Cleanup(func() { netns.DeleteNamed(n) })
-	}
-	if err := netns.Set(orig); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, h := range handles {
-			h.Close()
-		}
-	}()
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "cc" + string(id) + "a"}, PeerName: "cc" + string(id) + "b"}
-	if err := netlink.LinkAdd(veth); err != nil {
-		t.Fatal(err)
-	}
-	for i, name := range []string{veth.Name, veth.PeerName} {
-		l, err := netlink.LinkByName(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := netlink.LinkSetNsFd(l, int(handles[i])); err != nil {
-			t.Fatal(err)
-		}
-		nh, err := netlink.NewHandleAt(handles[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err = nh.LinkByName(name)
-		if err == nil {
-			err = nh.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: addrs[i].AsSlice(), Mask: net.CIDRMask(24, 32)}})
-		}
-		if err == nil {
-			err = nh.LinkSetUp(l)
-		}
-		if err == nil {
-			lo, _ := nh.LinkByName("lo")
-			err = nh.LinkSetUp(lo)
-		}
-		nh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return Host{Netns: names[0], Addr: addrs[0]}, Host{Netns: names[1], Addr: addrs[1]}
+	ea, eb := testnet.Pair(t)
+	return Host{Netns: ea.Netns, Addr: ea.Addr}, Host{Netns: eb.Netns, Addr: eb.Addr}
 }

@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/testnet"
 	"cclab/orchestrator/flows"
 )
 
 func TestPingPongAndSampler(t *testing.T) {
-	a, b := pair(t)
+	ea, eb := testnet.Pair(t)
+	a, b := flows.Host{Netns: ea.Netns, Addr: ea.Addr}, flows.Host{Netns: eb.Netns, Addr: eb.Addr}
 	rtt, err := PingPong(context.Background(), "a", a, "b", b, 7000, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -19,7 +21,7 @@ func TestPingPongAndSampler(t *testing.T) {
 	}
 	t.Logf("veth RTT floor: min %v median %v p99 %v", time.Duration(rtt.MinNs), time.Duration(rtt.MedianNs), time.Duration(rtt.P99Ns))
 
-	ia, ib := vethNames(t, a, b)
+	ia, ib := ea.Iface, eb.Iface
 	// Configured at 100 Mbit/s, the unshaped veth carries far more: the
 	// a->b egress shows as loaded with a ratio above 1, b->a (ACKs only)
 	// does not.

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -31,6 +32,13 @@ func atLeast(id, paper, cc, key, what string, limit float64, format func(float64
 			x := m[cc].Get(key)
 			return fmt.Sprintf("%s of %s: %s (at least %s)", what, cc, format(x), format(limit)), x >= limit, finite(x)
 		}}
+}
+
+func rtts(x float64) string {
+	if math.IsInf(x, 1) {
+		return "never"
+	}
+	return f2(x) + " base RTTs"
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f %%", 100*x) }
@@ -82,7 +90,7 @@ func hpccLongShort() *Experiment {
 			return m
 		},
 		Claims: []Claim{atMost("recovery", "HPCC recovers the long flow's rate right after the short flow ends (DCQCN has not after 2 ms, >350 RTTs).",
-			"hpcc", "recovery_rtts", "recovery to 90 % of the link", 20, func(x float64) string { return f2(x) + " base RTTs" },
+			"hpcc", "recovery_rtts", "recovery to 90 % of the link", 20, rtts,
 			rttNote+" 'Right after' is taken as within 20 base RTTs (the throughput window is 1 ms, ~3 base RTTs).")},
 		Figures: []string{"throughput"},
 	}
@@ -97,7 +105,7 @@ func hpccIncast() *Experiment {
 		Measure: func(v view) Metrics { m := Metrics{}; queueMetrics(v, "incast", m); return m },
 		Claims: []Claim{
 			atMost("drain", "HPCC reacts after about one round trip, so the queue drains quickly.", "hpcc", "drain_rtts",
-				"time to drain", 20, func(x float64) string { return f2(x) + " base RTTs" },
+				"time to drain", 20, rtts,
 				rttNote+" Queue sampled every 100 us; 'quickly' is taken as within 20 base RTTs of the incast's start."),
 			lessThan("peak", "HPCC's queue stays far below the queue of a scheme that waits for the queue to build (DCQCN: 550 KB; here cubic, which fills the buffer).",
 				"hpcc", "cubic", "queue_peak", "queue peak", kb, "cubic stands in for DCQCN, which cclab does not have."),
@@ -143,7 +151,7 @@ func fairnessJoinLeave() *Experiment {
 			Check: func(m map[string]Metrics) (string, bool, bool) {
 				share, worst := m[cc].Get("converged"), m[cc].Get("worst_conv")
 				s := fmt.Sprintf("%s: fair after %s of the joins/leaves, slowest %s (mean Jain %s)", cc, pct(share), ms(worst), f2(m[cc].Get("jain_mean")))
-				return s, share == 1 && worst <= 50e6, finite(share, worst)
+				return s, share == 1 && worst <= 50e6, finite(share)
 			}}
 	}
 	return &Experiment{
@@ -174,7 +182,7 @@ func incastClaims(large bool) []Claim {
 	note := rttNote + " 'Without losing throughput': the bottleneck sends >= 90 % of its rate during the incast and in the 100 ms after it."
 	cs := []Claim{
 		atLeast("ptcp-util", "PowerTCP mitigates the incast without losing throughput.", "powertcp", "util_after", "bottleneck use after the incast", throughputWin, pct, note),
-		atMost("ptcp-drain", "PowerTCP reaches near-zero queues quickly.", "powertcp", "drain_rtts", "time to drain", 20, func(x float64) string { return f2(x) + " base RTTs" }, note),
+		atMost("ptcp-drain", "PowerTCP reaches near-zero queues quickly.", "powertcp", "drain_rtts", "time to drain", 20, rtts, note),
 	}
 	if large {
 		cs = append(cs,
@@ -213,6 +221,7 @@ var fctMetrics = []Metric{
 	{"short_p999", "p99.9 slowdown, flows < 10 KB", "x"}, {"short_n", "flows < 10 KB", ""},
 	{"medium_p999", "p99.9 slowdown, 100 KB-1 MB", "x"}, {"medium_n", "flows 100 KB-1 MB", ""},
 	{"long_p999", "p99.9 slowdown, >= 1 MB", "x"}, {"long_n", "flows >= 1 MB", ""},
+	{"short_retx", "flows < 10 KB that retransmitted", ""},
 	{"all_p99", "p99 slowdown, all flows", "x"}, {"failed", "flows not completed", ""},
 	{"queue_p99", "busiest port queue p99", "KB"},
 }
@@ -226,6 +235,7 @@ func measureFCT(v view) Metrics {
 	put("short", 0, 10_000, 99.9)
 	put("medium", 100_000, 1_000_000, 99.9)
 	put("long", 1_000_000, 0, 99.9)
+	m["short_retx"] = v.retransmitting(0, 10_000)
 	m["all_p99"], _ = v.slowdownPercentile(0, 0, 99)
 	m["failed"] = float64(v.failed())
 	if q := v.bottleneckQueue(); q != nil {

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -26,15 +27,40 @@ func (m Metrics) Get(name string) float64 {
 var nan = math.NaN()
 
 // MarshalJSON leaves out the metrics that could not be measured (JSON has
-// no NaN); Get gives NaN for them again after reading back.
+// no NaN; Get gives NaN for them again) and writes "never" for +Inf (a
+// queue that never drained).
 func (m Metrics) MarshalJSON() ([]byte, error) {
-	out := make(map[string]float64, len(m))
+	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		switch {
+		case math.IsInf(v, 1):
+			out[k] = "never"
+		case !math.IsNaN(v) && !math.IsInf(v, 0):
 			out[k] = v
 		}
 	}
 	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (m *Metrics) UnmarshalJSON(b []byte) error {
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Metrics{}
+	for k, v := range raw {
+		switch x := v.(type) {
+		case float64:
+			(*m)[k] = x
+		case string:
+			if x != "never" {
+				return fmt.Errorf("metric %s: %q is not a number", k, x)
+			}
+			(*m)[k] = math.Inf(1)
+		}
+	}
+	return nil
 }
 
 // view is one variant's analysis with the helpers the metrics use.
@@ -116,8 +142,8 @@ func queuePeak(q *series.Queue, from, to time.Duration) float64 {
 }
 
 // drainTime is the time from `from` until the queue, after its peak in
-// [from, to), first falls to at most thresh bytes; NaN if it never does
-// before `to`.
+// [from, to), first falls to at most thresh bytes; +Inf when it never
+// does while sampled (it did not drain).
 func drainTime(q *series.Queue, from, to time.Duration, thresh float64) float64 {
 	peakAt, peak := time.Duration(-1), -1.0
 	for _, s := range q.Samples {
@@ -129,11 +155,11 @@ func drainTime(q *series.Queue, from, to time.Duration, thresh float64) float64 
 		return nan
 	}
 	for _, s := range q.Samples {
-		if s.T > peakAt && s.T < to && s.V <= thresh {
+		if s.T > peakAt && s.V <= thresh {
 			return float64(s.T - from)
 		}
 	}
-	return nan
+	return math.Inf(1)
 }
 
 // queueQuantile is the p-th percentile of the queue samples in [from, to).
@@ -311,4 +337,17 @@ func (v view) finishSpread(group string) (spread, inverted float64) {
 		return float64(hi - lo), nan
 	}
 	return float64(hi - lo), float64(inv) / float64(pairs)
+}
+
+// retransmitting counts the complete and incomplete flows with size in
+// [lo, hi) that retransmitted (from the captures): a short flow that loses
+// a packet waits for a retransmission timeout (>= 200 ms in Linux).
+func (v view) retransmitting(lo, hi uint64) float64 {
+	n := 0
+	for _, f := range v.a.Flows {
+		if f.Size >= lo && (hi == 0 || f.Size < hi) && f.Retransmits > 0 {
+			n++
+		}
+	}
+	return float64(n)
 }

@@ -145,6 +145,9 @@ func format(m Metric, x float64) string {
 	if math.IsNaN(x) {
 		return "-"
 	}
+	if math.IsInf(x, 1) {
+		return "never"
+	}
 	switch m.Unit {
 	case "ms":
 		return strconv.FormatFloat(x/1e6, 'f', 2, 64)

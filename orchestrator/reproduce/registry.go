@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func lawNeed(law, name string, rttNs int, extra ...string) Need {
 	return Need{Name: name, Law: law, Settings: append(s, extra...)}
 }
 
-var vaiSF = []string{"vai_enable=1", "vai_sf_acks=30"}
+var vaiSF = []string{"vai.enable=1", "vai.sf_acks=30"} // the eBPF loader's names for vai_enable, vai_sf_acks
 
 func cubic() Need { return Need{Name: "cubic"} }
 
@@ -126,11 +127,21 @@ func Find(names []string) ([]*Experiment, error) {
 }
 
 // ms formats nanoseconds as milliseconds.
-func ms(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 2, 64) + " ms" }
+func ms(ns float64) string {
+	if math.IsInf(ns, 1) {
+		return "never"
+	}
+	return strconv.FormatFloat(ns/1e6, 'f', 2, 64) + " ms"
+}
 
 func kb(b float64) string { return strconv.FormatFloat(b/1e3, 'f', 1, 64) + " KB" }
 
-func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+func f2(x float64) string {
+	if math.IsInf(x, 1) {
+		return "never"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
 
 // finite reports whether every value is a number.
 func finite(xs ...float64) bool {

@@ -168,12 +168,12 @@ func TestPrepareAll(t *testing.T) {
 
 // Metrics that could not be measured survive the store as absent values.
 func TestMetricsJSONWithoutNaN(t *testing.T) {
-	b, err := json.Marshal(Metrics{"a": math.NaN(), "b": 2})
+	b, err := json.Marshal(Metrics{"a": math.NaN(), "b": 2, "c": math.Inf(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m Metrics
-	if err := json.Unmarshal(b, &m); err != nil || !math.IsNaN(m.Get("a")) || m.Get("b") != 2 {
+	if err := json.Unmarshal(b, &m); err != nil || !math.IsNaN(m.Get("a")) || m.Get("b") != 2 || !math.IsInf(m.Get("c"), 1) {
 		t.Fatalf("%s -> %v %v", b, m, err)
 	}
 }

@@ -4,12 +4,24 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"cclab/internal/cc"
 )
 
-// LawCCs are the congestion-control laws cclab ships (loaded by
-// `cclab cc load`); the default experiment compares every one that is
-// loaded against cubic.
-var LawCCs = []string{"powertcp", "theta_powertcp", "hpcc", "swift", "dctcp"}
+// registeredLaws returns the parameters in force of every registered
+// cclab law by congestion-control name, for run.json's "cc" entries (other
+// controls expose none).
+func registeredLaws(opts cc.Options) (map[string]cc.Params, error) {
+	regs, err := cc.List(opts)
+	if err != nil {
+		return nil, fmt.Errorf("registered laws: %w", err)
+	}
+	m := make(map[string]cc.Params, len(regs))
+	for _, r := range regs {
+		m[r.Name] = r.Params
+	}
+	return m, nil
+}
 
 // AvailableCCs lists the congestion controls registered in this kernel.
 func AvailableCCs() (map[string]bool, error) {

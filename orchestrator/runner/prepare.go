@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	cclaws "cclab/internal/cc"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
@@ -27,6 +28,9 @@ type Prepared struct {
 	// Skipped lists compared congestion controls that are not loaded
 	// (only with skip_missing).
 	Skipped []string
+	// Laws are cclab's laws the run registers itself, with the
+	// experiment's `laws:` parameters, before it builds anything.
+	Laws []string
 }
 
 // Prepare reads the experiment and its topology, checks every congestion
@@ -53,6 +57,11 @@ func Prepare(path string) (*Prepared, error) {
 	ccs := exp.Compare
 	if len(ccs) == 0 {
 		ccs = []string{exp.CC}
+	}
+	if exp.Laws != nil {
+		if err := p.lawsToRegister(ccs, avail); err != nil {
+			return nil, err
+		}
 	}
 	for _, cc := range ccs {
 		if avail[cc] {
@@ -89,8 +98,35 @@ func Prepare(path string) (*Prepared, error) {
 }
 
 func loadHint(cc string) string {
-	if slices.Contains(LawCCs, cc) {
+	if slices.Contains(cclaws.Laws(), cc) {
 		return "; `cclab cc load " + cc + "` loads it"
 	}
 	return ""
+}
+
+// lawsToRegister handles an experiment's `laws:` section: every cclab law
+// the experiment uses will be registered by the run with those parameters,
+// so it counts as available; the parameters are checked now, by the law
+// core, before anything is created.
+func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
+	used := slices.Clone(ccs)
+	for _, en := range p.Exp.Workload {
+		used = append(used, en.CC)
+	}
+	for _, cc := range used {
+		if slices.Contains(cclaws.Laws(), cc) && !slices.Contains(p.Laws, cc) {
+			p.Laws = append(p.Laws, cc)
+		}
+	}
+	check := p.Laws
+	if len(check) == 0 {
+		check = cclaws.Laws() // nothing uses them: still refuse bad parameters
+	}
+	if _, err := cclaws.Resolve(check, p.Exp.LawSettings()); err != nil {
+		return fmt.Errorf("%s:%d: laws: %w", p.Exp.File, p.Exp.LawsLine, err)
+	}
+	for _, l := range p.Laws {
+		avail[l] = true
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
 	"cclab/orchestrator/capture"
 	"cclab/orchestrator/experiment"
@@ -29,6 +30,9 @@ type Options struct {
 	Extensions func() []Extension
 	// RTTSamples is the length of the noise-floor ping-pong (default 200).
 	RTTSamples int
+	// Laws says where cclab's eBPF laws are registered (zero: the real
+	// pin directory; tests register under names of their own).
+	Laws cclaws.Options
 }
 
 // Result is what a run produced.
@@ -65,6 +69,12 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	res := &Result{ID: opt.ID, Dir: filepath.Join(opt.Out, string(opt.ID)), Skipped: p.Skipped}
 	if err := removeStaleDir(res.Dir); err != nil {
 		return nil, err
+	}
+	if len(p.Laws) > 0 {
+		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, p.Exp.LawSettings())
+		if _, err := cclaws.Ensure(ctx, p.Laws, p.Exp.LawSettings(), opt.Laws); err != nil {
+			return nil, fmt.Errorf("register laws: %w", err)
+		}
 	}
 	for _, v := range p.Variants {
 		dir := res.Dir
@@ -118,6 +128,16 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sum, fmt.Errorf("run directory: %w", err)
 	}
+	laws, err := registeredLaws(opt.Laws)
+	if err != nil {
+		return sum, err
+	}
+	for name, c := range rj.CC {
+		if ps, ok := laws[name]; ok {
+			c.Params = ps.Map()
+			rj.CC[name] = c
+		}
+	}
 
 	fmt.Fprintf(log, "[%s] building %s (%d nodes, %d links)\n", v.CC, p.Plan.Name, len(p.Plan.Nodes), len(p.Plan.Links))
 	net, err := netbuild.Up(ctx, opt.ID, p.Plan, rj.Hosts)
@@ -163,6 +183,9 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	var exts []Extension
 	if p.Exp.Switch != nil {
 		exts = append(exts, &telemetry{cfg: *p.Exp.Switch})
+	}
+	if _, isLaw := laws[v.CC]; p.Exp.Trace && isLaw {
+		exts = append(exts, &lawTrace{opts: opt.Laws})
 	}
 	if opt.Extensions != nil {
 		exts = append(exts, opt.Extensions()...)

@@ -563,3 +563,26 @@ workload:
 		t.Fatalf("long flow: status %q, started %v after zero", rows[1][13], time.Duration(start-rj.Zero))
 	}
 }
+
+// An experiment's `laws:` section makes the run register the laws it uses
+// (so they count as available before they are loaded), and its parameters
+// are checked by the law core before anything is created.
+func TestPrepareLawsSection(t *testing.T) {
+	body := "compare: [cubic, hpcc, dctcp]\nlaws:\n  host_bw_mbps: 100\n  hpcc.eta_ppm: 950000\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n"
+	p, err := Prepare(writeExperiment(t, "star-16.yaml", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Laws, ",") != "hpcc,dctcp" || len(p.Variants) != 3 || len(p.Skipped) != 0 {
+		t.Fatalf("laws %v, %d variants, skipped %v", p.Laws, len(p.Variants), p.Skipped)
+	}
+	bad := strings.Replace(body, "950000", "5", 1)
+	_, err = Prepare(writeExperiment(t, "star-16.yaml", bad))
+	if err == nil || !strings.Contains(err.Error(), "exp.yaml:4: laws:") || !strings.Contains(err.Error(), "eta_ppm") {
+		t.Fatalf("out-of-range eta accepted or badly reported: %v", err)
+	}
+	_, err = Prepare(writeExperiment(t, "star-16.yaml", strings.Replace(body, "host_bw_mbps", "warp_factor", 1)))
+	if err == nil || !strings.Contains(err.Error(), "warp_factor") {
+		t.Fatalf("unknown parameter accepted: %v", err)
+	}
+}

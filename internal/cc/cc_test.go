@@ -1,0 +1,183 @@
+package cc
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"cclab/internal/runid"
+)
+
+// testOpts returns options with a pin directory of the test's own, removed
+// at the end (registrations are machine-wide: never touch anyone else's).
+func testOpts(t *testing.T) Options {
+	t.Helper()
+	dir := runid.New().BPFDir()
+	t.Cleanup(func() {
+		regs, _ := List(Options{PinDir: dir})
+		if len(regs) > 0 {
+			unregister(regs, dir)
+		}
+		os.RemoveAll(dir)
+	})
+	return Options{PinDir: dir}
+}
+
+// shortName is a test-only congestion-control name for law (<= 15 chars).
+func shortName(law string) string {
+	id := string(runid.New())
+	short := map[string]string{"powertcp": "pt", "theta_powertcp": "tpt", "hpcc": "hpcc", "swift": "swift", "dctcp": "dctcp"}[law]
+	return "t" + id + "_" + short
+}
+
+// loadForTest registers law under a test-only name (registrations are
+// machine-wide: the real names stay free for whoever runs experiments)
+// and unregisters it at the end.
+func loadForTest(t *testing.T, law string, settings ...string) Registration {
+	t.Helper()
+	opts := testOpts(t)
+	opts.Names = map[string]string{law: shortName(law)}
+	regs, err := Load(context.Background(), []string{law}, settings, opts)
+	if err != nil {
+		t.Fatalf("load %s: %v", law, err)
+	}
+	r := regs[0]
+	t.Cleanup(func() {
+		if err := unregister([]Registration{r}, opts.PinDir); err != nil {
+			t.Errorf("unregister %s: %v", r.Name, err)
+		}
+	})
+	return r
+}
+
+// Every law passes this kernel's verifier, registers under its name with
+// its defaults read back from the pinned object, and unregisters.
+func TestEachLawRegistersAndUnregisters(t *testing.T) {
+	for _, law := range Laws() {
+		t.Run(law, func(t *testing.T) {
+			opts := testOpts(t)
+			opts.Names = map[string]string{law: shortName(law)}
+			name := opts.Names[law]
+			want, err := Resolve([]string{law}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			regs, err := Load(context.Background(), []string{law}, nil, opts)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			if ok, _ := IsRegistered(name); !ok {
+				t.Fatalf("%s not in %s after load", name, availablePath)
+			}
+			if len(regs[0].Programs) < 5 {
+				t.Errorf("programs: %v", regs[0].Programs)
+			}
+			got, err := List(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Name != name || got[0].Law != law {
+				t.Fatalf("List = %+v", got)
+			}
+			if got[0].Params.String() != want[0].String() {
+				t.Errorf("params read back %q, want %q", got[0].Params, want[0])
+			}
+			un, err := Unload([]string{law}, opts)
+			if err != nil || len(un) != 1 {
+				t.Fatalf("unload: %v %v", un, err)
+			}
+			if ok, _ := IsRegistered(name); ok {
+				t.Fatalf("%s still registered after unload", name)
+			}
+			if ents, _ := os.ReadDir(opts.PinDir); len(ents) != 0 {
+				t.Errorf("pins left after unload: %v", ents)
+			}
+		})
+	}
+}
+
+// Parameters are set, read back, and bad ones register nothing.
+func TestParameters(t *testing.T) {
+	opts := testOpts(t)
+	opts.Names = map[string]string{"hpcc": shortName("hpcc"), "swift": shortName("swift")}
+	before, _ := Available()
+
+	for _, bad := range [][]string{
+		{"eta_ppm=5"},            // out of range (law core's check)
+		{"no_such_param=1"},      // unknown
+		{"hpcc.max_stage=x"},     // not a number
+		{"max_stage=4294967296"}, // does not fit 32 bits
+		{"swift.eta_ppm=950000"}, // swift has no eta
+		{"eta_ppm"},              // not name=value
+	} {
+		_, err := Load(context.Background(), []string{"hpcc", "swift"}, bad, opts)
+		if err == nil {
+			t.Errorf("Load with %v: no error", bad)
+			continue
+		}
+		t.Logf("%v: %v", bad, err)
+		after, _ := Available()
+		if !slices.Equal(before, after) {
+			t.Fatalf("Load with %v registered something: %v -> %v", bad, before, after)
+		}
+		if regs, _ := List(opts); len(regs) != 0 {
+			t.Fatalf("Load with %v left pins: %v", bad, regs)
+		}
+	}
+
+	regs, err := Load(context.Background(), []string{"hpcc", "swift"},
+		[]string{"base_rtt_ns=80000", "hpcc.eta_ppm=900000", "vai.enable=1"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unregister(regs, opts.PinDir) })
+	got, err := List(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]uint64{
+		"hpcc":  {"base_rtt_ns": 80000, "eta_ppm": 900000, "vai.enable": 1, "max_stage": 5},
+		"swift": {"base_rtt_ns": 80000, "vai.enable": 1, "beta_ppm": 800000},
+	}
+	for _, r := range got {
+		for k, v := range want[r.Law] {
+			p, ok := r.Params.Get(k)
+			if !ok || p.Value != v {
+				t.Errorf("%s %s = %v (%v), want %d", r.Law, k, p.Value, ok, v)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("List: %v", got)
+	}
+}
+
+// Ensure keeps what is registered with the wanted parameters, loads what
+// is missing, and refuses a registration with other parameters.
+func TestEnsure(t *testing.T) {
+	opts := testOpts(t)
+	opts.Names = map[string]string{"dctcp": shortName("dctcp"), "hpcc": shortName("hpcc")}
+	first, err := Load(context.Background(), []string{"dctcp"}, []string{"g_shift=5"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs, err := Ensure(context.Background(), []string{"dctcp", "hpcc"}, []string{"g_shift=5", "eta_ppm=900000"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) != 2 || regs[0].Pin != first[0].Pin || regs[1].Law != "hpcc" {
+		t.Fatalf("Ensure = %+v", regs)
+	}
+	if p, _ := regs[1].Params.Get("eta_ppm"); p.Value != 900000 {
+		t.Errorf("hpcc eta_ppm = %d", p.Value)
+	}
+	if _, err := Ensure(context.Background(), []string{"dctcp"}, []string{"g_shift=6"}, opts); err == nil {
+		t.Error("Ensure accepted dctcp registered with other parameters")
+	} else {
+		t.Log(err)
+	}
+	if got, _ := List(opts); len(got) != 2 {
+		t.Errorf("List after Ensure: %v", got)
+	}
+}

@@ -1,0 +1,11 @@
+// Package cc loads, lists and unloads the eBPF struct_ops builds of the
+// congestion-control laws (kmod/bpf), reads back the parameters in force and
+// records the per-ACK law trace.
+//
+// A registration outlives the process that made it: its struct_ops link and
+// its parameters (the object's .rodata) are pinned under
+// PinDir/<law>/ (PinDir/<law>@<name>/ when registered under another name).
+// Maps the laws share with each other and with the INT host agent are
+// pinned by name directly in PinDir: cclab_int_echo (tcopt/int_echo.h),
+// cclab_cc_trace and cclab_cc_ctl (the trace).
+package cc

@@ -1,0 +1,80 @@
+package cc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Ensure makes the laws registered with the parameters the settings ask
+// for (see Resolve), for a run: a law cclab already registered with those
+// parameters is kept, a missing one is loaded. A law registered with other
+// parameters, or under its name by someone other than cclab, is an error
+// (unload it first), and then nothing is loaded. It returns the
+// registrations in force for the laws, in their order.
+func Ensure(ctx context.Context, laws []string, settings []string, opts Options) ([]Registration, error) {
+	want, err := Resolve(laws, settings)
+	if err != nil {
+		return nil, err
+	}
+	have, err := List(opts)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, ps := range want {
+		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		if i < 0 {
+			missing = append(missing, ps.Law)
+			continue
+		}
+		if have[i].Params.String() != ps.String() {
+			return nil, fmt.Errorf("%s is registered with other parameters (%s); want %s: cclab cc unload %s first",
+				ps.Law, have[i].Params, ps, ps.Law)
+		}
+	}
+	if len(missing) > 0 {
+		// Only the settings that concern the missing laws' parameters
+		// matter now; Load resolves them again for those laws.
+		var sub []string
+		for _, s := range settings {
+			if settingApplies(s, missing) {
+				sub = append(sub, s)
+			}
+		}
+		if _, err := Load(ctx, missing, sub, opts); err != nil {
+			return nil, err
+		}
+		if have, err = List(opts); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Registration, 0, len(want))
+	for _, ps := range want {
+		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: not registered after loading", ps.Law)
+		}
+		out = append(out, have[i])
+	}
+	return out, nil
+}
+
+// settingApplies reports whether a name=value setting concerns one of laws.
+func settingApplies(setting string, laws []string) bool {
+	ps, err := Resolve(laws, nil)
+	if err != nil {
+		return false
+	}
+	name, _, _ := cutSetting(setting)
+	law, field := splitLawName(name)
+	for _, p := range ps {
+		if law != "" && law != p.Law {
+			continue
+		}
+		if _, ok := p.Get(field); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,288 @@
+package cc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+
+	kbpf "cclab/kmod/bpf"
+)
+
+// PinDir is where registrations and shared maps are pinned (INT_ECHO_PIN_DIR
+// in tcopt/int_echo.h). Runs' cleanup does not touch it; Unload does.
+const PinDir = "/sys/fs/bpf/cclab-cc"
+
+// Laws lists the laws that have an eBPF build.
+func Laws() []string { return kbpf.Laws() }
+
+// Options change where and under which name a law is registered; the zero
+// value is the real thing (PinDir, the law's own name).
+type Options struct {
+	// PinDir replaces PinDir (tests use a directory of their own).
+	PinDir string
+	// Names maps a law to the congestion-control name to register it
+	// under (at most 15 characters), when not its own.
+	Names map[string]string
+}
+
+func (o Options) pinDir() string {
+	if o.PinDir != "" {
+		return o.PinDir
+	}
+	return PinDir
+}
+
+func (o Options) name(law string) string {
+	if n, ok := o.Names[law]; ok {
+		return n
+	}
+	return law
+}
+
+// Registration is one law registered by cclab.
+type Registration struct {
+	Law    string `json:"law"`
+	Name   string `json:"name"` // in tcp_available_congestion_control
+	Params Params `json:"params"`
+	Pin    string `json:"pin"` // its directory under the pin directory
+	// Programs are the struct_ops programs by name (set by Load only).
+	Programs map[string]ebpf.ProgramID `json:"-"`
+}
+
+// regDir is the directory of a registration: the law's name, or
+// "<law>@<name>" when registered under another name (bpffs forbids dots).
+func regDir(pinDir, law, name string) string {
+	if law == name {
+		return filepath.Join(pinDir, law)
+	}
+	return filepath.Join(pinDir, law+"@"+name)
+}
+
+// Resolve returns the parameters each law would be loaded with: its
+// defaults overridden by settings "name=value" (a setting applies to every
+// listed law that has the parameter; "law.name=value" to one law), checked
+// by the law core. An unknown law or parameter, or values out of range, are
+// an error.
+func Resolve(laws []string, settings []string) ([]Params, error) {
+	if len(laws) == 0 {
+		laws = Laws()
+	}
+	out := make([]Params, 0, len(laws))
+	specs := make([]*ebpf.CollectionSpec, 0, len(laws))
+	for _, law := range laws {
+		if slices.Contains(laws[:len(out)], law) {
+			return nil, fmt.Errorf("law %s named twice", law)
+		}
+		spec, err := kbpf.Spec(law)
+		if err != nil {
+			return nil, fmt.Errorf("%w (have: %s)", err, strings.Join(Laws(), ", "))
+		}
+		ps, err := defaults(law, spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps)
+		specs = append(specs, spec)
+	}
+	for _, s := range settings {
+		name, value, ok := cutSetting(s)
+		if !ok {
+			return nil, fmt.Errorf("parameter %q: want name=value or law.name=value", s)
+		}
+		only, name := splitLawName(name)
+		if only != "" && !slices.Contains(laws, only) {
+			return nil, fmt.Errorf("parameter %q: law %s is not being loaded", s, only)
+		}
+		applied := false
+		for i := range out {
+			if only != "" && out[i].Law != only {
+				continue
+			}
+			if _, has := out[i].Get(name); !has {
+				if only != "" {
+					return nil, out[i].set(name, value)
+				}
+				continue
+			}
+			if err := out[i].set(name, value); err != nil {
+				return nil, err
+			}
+			applied = true
+		}
+		if !applied {
+			return nil, fmt.Errorf("unknown parameter %q: no law among %s has it", name, strings.Join(laws, ", "))
+		}
+	}
+	for i, ps := range out {
+		if err := check(specs[i], ps); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cutSetting splits "name=value"; ok is false when either is empty.
+func cutSetting(s string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(s, "=")
+	return name, value, ok && name != "" && value != ""
+}
+
+// splitLawName splits "law.param" when law names a law ("vai.enable" is a
+// parameter of its own: no law is called vai).
+func splitLawName(name string) (law, param string) {
+	if l, n, dotted := strings.Cut(name, "."); dotted && slices.Contains(Laws(), l) {
+		return l, n
+	}
+	return "", name
+}
+
+// Load registers laws (all of them when none is named) with their defaults
+// overridden by settings (see Resolve). Everything is checked before
+// anything is registered, and a failure unregisters what this call
+// registered: it registers all the laws or none.
+func Load(ctx context.Context, laws []string, settings []string, opts Options) ([]Registration, error) {
+	params, err := Resolve(laws, settings)
+	if err != nil {
+		return nil, err
+	}
+	for _, ps := range params {
+		name := opts.name(ps.Law)
+		if len(name) > 15 || name == "" {
+			return nil, fmt.Errorf("congestion control name %q: want 1-15 characters", name)
+		}
+		taken, err := IsRegistered(name)
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			return nil, fmt.Errorf("congestion control %q is already registered (cclab cc list; cclab cc unload %s)", name, ps.Law)
+		}
+	}
+	var done []Registration
+	for _, ps := range params {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Join(err, unregister(done, opts.pinDir()))
+		}
+		r, err := register(ps, opts)
+		if err != nil {
+			return nil, errors.Join(err, unregister(done, opts.pinDir()))
+		}
+		done = append(done, r)
+	}
+	return done, nil
+}
+
+// register loads one law's object with its parameters and name, attaches
+// its struct_ops link and pins what must outlive this process.
+func register(ps Params, opts Options) (Registration, error) {
+	spec, err := kbpf.Spec(ps.Law)
+	if err != nil {
+		return Registration{}, err
+	}
+	_, v, err := layout(ps.Law, spec)
+	if err != nil {
+		return Registration{}, err
+	}
+	if err := v.Set(ps.bytes()); err != nil {
+		return Registration{}, fmt.Errorf("set %s parameters: %w", ps.Law, err)
+	}
+	name := opts.name(ps.Law)
+	if err := setOpsName(spec, name); err != nil {
+		return Registration{}, fmt.Errorf("%s: %w", ps.Law, err)
+	}
+	// The parameter programs are for Resolve only.
+	delete(spec.Programs, defaultProg)
+	delete(spec.Programs, checkProg)
+
+	pinDir := opts.pinDir()
+	if err := os.MkdirAll(pinDir, 0o700); err != nil {
+		return Registration{}, fmt.Errorf("create pin directory: %w", err)
+	}
+	coll, err := loadCollection(spec, pinDir)
+	if err != nil {
+		return Registration{}, fmt.Errorf("load %s: %w", ps.Law, err)
+	}
+	defer coll.Close()
+
+	dir := regDir(pinDir, ps.Law, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return Registration{}, fmt.Errorf("create %s: %w", dir, err)
+	}
+	fail := func(err error) (Registration, error) {
+		return Registration{}, errors.Join(err, removeRegDir(dir))
+	}
+	if err := coll.Maps[rodataSection].Pin(filepath.Join(dir, "rodata")); err != nil {
+		return fail(fmt.Errorf("pin %s parameters: %w", ps.Law, err))
+	}
+	l, err := link.AttachStructOps(link.StructOpsOptions{Map: coll.Maps[structOpsMap]})
+	if err != nil {
+		return fail(fmt.Errorf("register %s as %q: %w", ps.Law, name, err))
+	}
+	defer l.Close()
+	if err := l.Pin(filepath.Join(dir, "link")); err != nil {
+		return fail(fmt.Errorf("pin %s link: %w", ps.Law, err))
+	}
+	progs := make(map[string]ebpf.ProgramID, len(coll.Programs))
+	for pn, p := range coll.Programs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				progs[pn] = id
+			}
+		}
+	}
+	return Registration{Law: ps.Law, Name: name, Params: ps, Pin: dir, Programs: progs}, nil
+}
+
+// loadCollection loads with the shared maps pinned by name in pinDir. Two
+// loaders racing to create the same shared map: the loser retries and
+// uses the winner's.
+func loadCollection(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection, error) {
+	opts := ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: pinDir}}
+	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
+	if errors.Is(err, os.ErrExist) {
+		coll, err = ebpf.NewCollectionWithOptions(spec, opts)
+	}
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("%v", ve)
+		}
+		return nil, err
+	}
+	return coll, nil
+}
+
+// setOpsName writes the congestion-control name into the struct_ops value.
+func setOpsName(spec *ebpf.CollectionSpec, name string) error {
+	m, ok := spec.Maps[structOpsMap]
+	if !ok || len(m.Contents) != 1 {
+		return fmt.Errorf("object has no %s struct_ops map", structOpsMap)
+	}
+	st, ok := btf.As[*btf.Struct](m.Value)
+	if !ok {
+		return fmt.Errorf("%s: value is not a struct", structOpsMap)
+	}
+	data, ok := m.Contents[0].Value.([]byte)
+	if !ok {
+		return fmt.Errorf("%s: unexpected contents %T", structOpsMap, m.Contents[0].Value)
+	}
+	for _, mem := range st.Members {
+		if mem.Name != "name" {
+			continue
+		}
+		off := int(mem.Offset.Bytes())
+		field := data[off : off+16]
+		clear(field)
+		copy(field[:15], name)
+		return nil
+	}
+	return fmt.Errorf("%s has no name field", structOpsMap)
+}

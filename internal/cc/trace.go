@@ -1,0 +1,226 @@
+package cc
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+)
+
+// TraceHeader is cc_trace.csv's header (docs/run-directory.md).
+const TraceHeader = "time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name,note"
+
+// traceRec mirrors struct cclab_trace_rec (kmod/bpf/cc_glue.h).
+type traceRec struct {
+	TimeNs    uint64
+	PacingBps uint64
+	Signal    uint64
+	CwndBytes uint32
+	Saddr     [4]byte
+	Daddr     [4]byte
+	Sport     uint16
+	Dport     uint16
+	Trace     uint32
+	Law       uint8
+	_         [3]uint8
+}
+
+// lawIDs mirrors enum cclab_law_id (kmod/bpf/cc_glue.h); signal names are
+// those of kmod/law/README.md.
+var lawIDs = map[uint8]struct{ law, signal string }{
+	1: {"dctcp", "alpha"},
+	2: {"swift", "delay"},
+	3: {"hpcc", "U"},
+	4: {"powertcp", "norm_power"},
+	5: {"theta_powertcp", "norm_power"},
+}
+
+// traceFlags names LAW_TR_* of kmod/law/law.h (TestTraceFlagsMatchLawH
+// keeps the two in step).
+var traceFlags = []struct {
+	bit  uint32
+	name string
+}{
+	{0x0001, "INIT"}, {0x0002, "RTT_UPDATE"}, {0x0004, "DECREASE"},
+	{0x0008, "INCREASE"}, {0x0010, "HOLD"}, {0x0020, "NO_INT"},
+	{0x0040, "INT_STALE"}, {0x0080, "INT_SAME"}, {0x0100, "INT_PATH"},
+	{0x0200, "INT_BAD"}, {0x0400, "NO_RTT"}, {0x0800, "CLAMP_MIN"},
+	{0x1000, "CLAMP_MAX"}, {0x2000, "MI"}, {0x4000, "AI"},
+	{0x8000, "VAI"}, {0x10000, "SF"}, {0x20000, "ECE"},
+}
+
+func noteOf(trace uint32) string {
+	var names []string
+	for _, f := range traceFlags {
+		if trace&f.bit != 0 {
+			names = append(names, f.name)
+			trace &^= f.bit
+		}
+	}
+	if trace != 0 {
+		names = append(names, "0x"+strconv.FormatUint(uint64(trace), 16))
+	}
+	return strings.Join(names, "|")
+}
+
+// TraceStats sums up a trace.
+type TraceStats struct {
+	Records uint64 // rows written
+	Dropped uint64 // records the kernel lost to a full ring buffer
+}
+
+// Trace records the per-ACK trace of every law registered from one pin
+// directory into a CSV writer. Only one trace can run at a time.
+type Trace struct {
+	ctl     *ebpf.Map
+	rd      *ringbuf.Reader
+	w       *bufio.Writer
+	dropped uint64        // ctl's counter when the trace started
+	done    chan error    // the reader's result
+	quit    chan struct{} // closed by Stop
+	stop    sync.Once
+	stats   TraceStats
+}
+
+type ctlValue struct {
+	Trace   uint32
+	_       uint32
+	Dropped uint64
+}
+
+// StartTrace switches the trace on and writes records to w (header first)
+// until Stop. At least one law must be registered (the trace maps are
+// pinned with them).
+func StartTrace(ctx context.Context, opts Options, w io.Writer) (*Trace, error) {
+	dir := opts.pinDir()
+	ctl, err := ebpf.LoadPinnedMap(filepath.Join(dir, "cclab_cc_ctl"), nil)
+	if err != nil {
+		return nil, fmt.Errorf("open trace switch (is a law loaded? cclab cc load): %w", err)
+	}
+	rb, err := ebpf.LoadPinnedMap(filepath.Join(dir, "cclab_cc_trace"), nil)
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("open trace ring buffer: %w", err)
+	}
+	rd, err := ringbuf.NewReader(rb)
+	rb.Close()
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("read trace ring buffer: %w", err)
+	}
+	var v ctlValue
+	if err := ctl.Lookup(uint32(0), &v); err != nil {
+		rd.Close()
+		ctl.Close()
+		return nil, fmt.Errorf("read trace switch: %w", err)
+	}
+	if v.Trace != 0 {
+		rd.Close()
+		ctl.Close()
+		return nil, errors.New("a trace is already running on " + dir)
+	}
+	t := &Trace{ctl: ctl, rd: rd, w: bufio.NewWriterSize(w, 1<<16), dropped: v.Dropped, done: make(chan error, 1), quit: make(chan struct{})}
+	if _, err := t.w.WriteString(TraceHeader + "\n"); err != nil {
+		t.close()
+		return nil, fmt.Errorf("write trace: %w", err)
+	}
+	v.Trace = 1
+	if err := ctl.Put(uint32(0), v); err != nil {
+		t.close()
+		return nil, fmt.Errorf("switch trace on: %w", err)
+	}
+	go func() { t.done <- t.read() }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.quit:
+		}
+	}()
+	return t, nil
+}
+
+func (t *Trace) read() error {
+	var r traceRec
+	var line []byte
+	for {
+		rec, err := t.rd.Read()
+		if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read trace: %w", err)
+		}
+		if _, err := binary.Decode(rec.RawSample, binary.NativeEndian, &r); err != nil {
+			return fmt.Errorf("decode trace record: %w", err)
+		}
+		id := lawIDs[r.Law]
+		line = line[:0]
+		line = strconv.AppendUint(line, r.TimeNs, 10)
+		line = append(line, ',')
+		line = append(line, netip.AddrPortFrom(netip.AddrFrom4(r.Saddr), r.Sport).String()...)
+		line = append(line, '-')
+		line = append(line, netip.AddrPortFrom(netip.AddrFrom4(r.Daddr), r.Dport).String()...)
+		line = append(line, ',')
+		line = append(line, id.law...)
+		line = append(line, ',')
+		line = strconv.AppendUint(line, uint64(r.CwndBytes), 10)
+		line = append(line, ',')
+		if r.PacingBps != math.MaxUint64 { // empty: not paced
+			line = strconv.AppendUint(line, r.PacingBps, 10)
+		}
+		line = append(line, ',')
+		line = strconv.AppendUint(line, r.Signal, 10)
+		line = append(line, ',')
+		line = append(line, id.signal...)
+		line = append(line, ',')
+		line = append(line, noteOf(r.Trace)...)
+		line = append(line, '\n')
+		if _, err := t.w.Write(line); err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+		t.stats.Records++
+	}
+}
+
+// Stop switches the trace off, writes what is still buffered and returns
+// the totals. It may be called more than once.
+func (t *Trace) Stop() (TraceStats, error) {
+	var errs []error
+	t.stop.Do(func() {
+		close(t.quit)
+		var v ctlValue
+		if err := t.ctl.Lookup(uint32(0), &v); err != nil {
+			errs = append(errs, fmt.Errorf("read trace switch: %w", err))
+		}
+		t.stats.Dropped = v.Dropped - t.dropped
+		v.Trace = 0
+		if err := t.ctl.Put(uint32(0), v); err != nil {
+			errs = append(errs, fmt.Errorf("switch trace off: %w", err))
+		}
+		// The reader returns what is left, then ErrFlushed.
+		if err := t.rd.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("flush trace: %w", err))
+		}
+		errs = append(errs, <-t.done)
+		errs = append(errs, t.w.Flush())
+		t.close()
+	})
+	return t.stats, errors.Join(errs...)
+}
+
+func (t *Trace) close() {
+	t.rd.Close()
+	t.ctl.Close()
+}

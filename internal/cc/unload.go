@@ -1,0 +1,154 @@
+package cc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// Maps pinned by name in the pin directory and shared by the laws (and,
+// for the echo map, by the INT host agent).
+var sharedMaps = []string{"cclab_int_echo", "cclab_cc_trace", "cclab_cc_ctl"}
+
+// Unload unregisters the named laws (all that cclab registered in the pin
+// directory when none is named). A law that is not registered there is an
+// error, and registrations made by anyone else are never touched.
+func Unload(laws []string, opts Options) ([]Registration, error) {
+	regs, err := List(opts)
+	if err != nil {
+		return nil, err
+	}
+	var todo []Registration
+	for _, law := range laws {
+		i := slices.IndexFunc(regs, func(r Registration) bool { return r.Law == law || r.Name == law })
+		if i < 0 {
+			return nil, fmt.Errorf("%s is not registered by cclab in %s", law, opts.pinDir())
+		}
+		todo = append(todo, regs[i])
+	}
+	if len(laws) == 0 {
+		todo = regs
+	}
+	return todo, unregister(todo, opts.pinDir())
+}
+
+// unregister removes registrations' pins (dropping the last reference to
+// the struct_ops link unregisters the law), then the shared maps once no
+// law remains and no program uses them.
+func unregister(regs []Registration, pinDir string) error {
+	var errs []error
+	for _, r := range regs {
+		errs = append(errs, removeRegDir(r.Pin))
+	}
+	left, err := List(Options{PinDir: pinDir})
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if len(left) == 0 {
+		// The kernel frees an unregistered struct_ops and its programs
+		// after RCU grace periods (seconds on a loaded machine): wait for
+		// our programs to go before deciding the shared maps are unused.
+		// Other programs (the INT agent's) keep theirs without a wait.
+		for try := 0; ; try++ {
+			busy, err := removeUnusedShared(pinDir)
+			if err != nil || !busy || try == 100 {
+				errs = append(errs, err)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func removeRegDir(dir string) error {
+	var errs []error
+	for _, f := range []string{"link", "rodata"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, fmt.Errorf("unpin: %w", err))
+		}
+	}
+	if err := os.Remove(dir); err != nil && !os.IsNotExist(err) {
+		errs = append(errs, fmt.Errorf("remove %s: %w", dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+// removeUnusedShared unpins the shared maps that no loaded program uses
+// and reports whether some are still used by struct_ops programs (ours,
+// on their way out)
+// (the INT host agent may still hold the echo map: then it stays, so the
+// next load shares it again), and the pin directory if empty.
+func removeUnusedShared(pinDir string) (busy bool, err error) {
+	used, err := mapsInUse()
+	if err != nil {
+		return false, err
+	}
+	var errs []error
+	for _, name := range sharedMaps {
+		path := filepath.Join(pinDir, name)
+		m, err := ebpf.LoadPinnedMap(path, nil)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("open %s: %w", path, err))
+			continue
+		}
+		info, err := m.Info()
+		m.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("info %s: %w", path, err))
+			continue
+		}
+		id, _ := info.ID()
+		if users, ok := used[id]; ok {
+			busy = busy || users[ebpf.StructOps]
+			continue
+		}
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	// Fails harmlessly while anything else is pinned there.
+	_ = os.Remove(pinDir)
+	return busy, errors.Join(errs...)
+}
+
+// mapsInUse returns the ids of the maps that loaded programs use, with
+// the types of those programs.
+func mapsInUse() (map[ebpf.MapID]map[ebpf.ProgramType]bool, error) {
+	used := map[ebpf.MapID]map[ebpf.ProgramType]bool{}
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return used, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("walk BPF programs: %w", err)
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		info, err := p.Info()
+		p.Close()
+		if err != nil {
+			continue
+		}
+		ids, _ := info.MapIDs()
+		for _, m := range ids {
+			if used[m] == nil {
+				used[m] = map[ebpf.ProgramType]bool{}
+			}
+			used[m][info.Type] = true
+		}
+	}
+}

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
+ * The includer defines LAW_NAME (the law's C prefix and its congestion
+ * control name), LAW_ID (enum cclab_law_id), and LAW_USES_INT (reads the
+ * INT echo) or LAW_USES_ECN (DCTCP) as needed. All the control is the law
+ * core's (kmod/law/); this file only moves data between the kernel's
+ * callbacks and law_ack / law_out:
+ *
+ *	init		<law>_init(), then apply its window and pacing rate
+ *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
+ *	in_ack_event	(ECN) remember whether the ACK carried ECE
+ *	cwnd_event	(ECN, receiver) echo CE exactly
+ *	ssthresh	loss: the kernel's halving, used while it recovers
+ *	set_state	loss: start the loss envelope (below)
+ *
+ * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
+ * skips tcp_update_pacing_rate()), so the law's rate stays in force.
+ */
+#ifndef CCLAB_CC_LAW_H
+#define CCLAB_CC_LAW_H
+
+#include "cc_glue.h"
+#include "law.h"
+
+#define CCLAB_CAT_(a, b)	a##b
+#define CCLAB_CAT(a, b)		CCLAB_CAT_(a, b)
+#define CCLAB_STR_(a)		#a
+#define CCLAB_STR(a)		CCLAB_STR_(a)
+#define LAW(x)			CCLAB_CAT(LAW_NAME, x)	/* LAW(_on_ack) */
+#define GLUE(x)			CCLAB_CAT(cc_, x)
+/* BPF_PROG pastes its name unexpanded: expand GLUE() first. */
+#define CCLAB_PROG(name, args...)	BPF_PROG(name, ##args)
+
+/* The parameters in force, set by the loader (internal/cc) before load. */
+const volatile struct LAW(_params) cclab_params;
+
+/*
+ * The law reads the parameters in place. The empty asm hides where the
+ * pointer comes from: through a plain pointer to the zero-initialised
+ * object the compiler would fold zeros into the code. The verifier still
+ * sees frozen .rodata, so the loads are of known constants.
+ */
+#define CCLAB_PARAMS(p)							\
+	const struct LAW(_params) *p = (const void *)&cclab_params;	\
+	asm volatile("" : "+r"(p))
+
+/* What the glue keeps per socket, besides the law's state. */
+struct cclab_sock {
+	struct LAW(_state) law;
+	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
+	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
+	__u32 ce_state;		/* receiver: the last segment carried CE */
+	__u32 loss_cap;		/* segments; 0 = no loss envelope */
+	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cclab_sock);
+} cclab_state SEC(".maps");
+
+#ifdef LAW_USES_INT
+#include "int_echo.h"
+/* Written by the INT host agent (tcopt/), shared through the pin. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct int_echo);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cclab_int_echo SEC(".maps");
+#endif
+
+/* ---- Parameters: run by the loader (BPF_PROG_TEST_RUN), never on ACKs ---- */
+
+struct cclab_params_ctx {
+	struct LAW(_params) p;
+	char msg[96];		/* law_strerror() of a failed check */
+};
+
+SEC("syscall")
+int cclab_params_default(struct cclab_params_ctx *ctx)
+{
+	LAW(_params_default)(&ctx->p);
+	return 0;
+}
+
+SEC("syscall")
+int cclab_params_check(struct cclab_params_ctx *ctx)
+{
+	struct LAW(_params) p = ctx->p;
+	int err = LAW(_params_check)(&p);
+	char msg[sizeof(ctx->msg)] = {};
+
+	if (err) {
+		/* The helper writes to the stack only, not to ctx. */
+		bpf_probe_read_kernel_str(msg, sizeof(msg), law_strerror(err));
+		__builtin_memcpy(ctx->msg, msg, sizeof(msg));
+	}
+	return err;
+}
+
+/* ---- The congestion control ---- */
+
+/*
+ * The laws do not see losses; the kernel's loss handling stays in charge
+ * (kmod/law/README.md). A loss (Recovery or Loss state) starts an envelope
+ * at the kernel's ssthresh, which grows by one segment per round trip, as
+ * Reno's would, and ends once the law's own window is below it. Without
+ * it, a law that keeps its window through drops (DCTCP on a drop-tail
+ * queue) would never yield to a competing flow.
+ */
+static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
+						 __u64 cwnd)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+
+	if (!cs->loss_cap)
+		return cwnd;
+	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery &&
+	    (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
+		cs->loss_cap++;
+		cs->loss_cap_end = tp->snd_nxt;
+	}
+	if (cwnd <= cs->loss_cap) {
+		cs->loss_cap = 0;
+		return cwnd;
+	}
+	return cs->loss_cap;
+}
+
+static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
+					const struct law_out *out)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+
+	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs));
+	if (out->pacing_rate != LAW_PACING_NONE) {
+		cclab_pacing_enable(sk);
+		cclab_set_pacing_rate(sk, out->pacing_rate);
+	} else if (sk->sk_pacing_status == SK_PACING_NEEDED) {
+		/* The law stopped pacing (Swift above one segment). */
+		sk->sk_pacing_rate = ~0UL;
+	}
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(init), struct sock *sk)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct law_out out = {};
+	struct cclab_sock *cs;
+	CCLAB_PARAMS(p);
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!cs)
+		return;
+	LAW(_init)(&cs->law, p, tp->snd_nxt, tp->mss_cache, &out);
+	cs->prior_snd_una = tp->snd_una;
+	cs->ece = 0;
+	cs->ce_state = 0;
+	cs->loss_cap = 0;
+	cclab_apply(sk, cs, &out);
+	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct law_out out = {};
+	struct law_ack a = {};
+	struct cclab_sock *cs;
+	long rtt_us;
+	CCLAB_PARAMS(p);
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs)
+		return;
+	/* CLOCK_MONOTONIC ns, refreshed by TCP for this ACK: no helper call. */
+	a.now_ns = tp->tcp_clock_cache;
+	a.snd_una = tp->snd_una;
+	a.snd_nxt = tp->snd_nxt;
+	a.acked_bytes = a.snd_una - cs->prior_snd_una;
+	cs->prior_snd_una = a.snd_una;
+	if (cs->ece) {
+		a.ece_bytes = a.acked_bytes;
+		a.flags |= LAW_ACK_ECE;
+		cs->ece = 0;
+	}
+	a.cwnd_segs = tp->snd_cwnd;
+	a.mss = tp->mss_cache;
+	rtt_us = rs->rtt_us;
+	a.rtt_us = rtt_us > 0 ? rtt_us : 0;
+#ifdef LAW_USES_INT
+	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
+#endif
+	LAW(_on_ack)(&cs->law, p, &a, &out);
+	cclab_apply(sk, cs, &out);
+	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
+}
+
+SEC("struct_ops")
+__u32 CCLAB_PROG(GLUE(ssthresh), struct sock *sk)
+{
+	__u32 half = cclab_tcp_sk(sk)->snd_cwnd >> 1;
+
+	return half > 2 ? half : 2;
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
+{
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+	__u32 cap;
+
+	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
+		return;
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs)
+		return;
+	cap = tp->snd_ssthresh;
+	if (cap > tp->snd_cwnd)
+		cap = tp->snd_cwnd >> 1;
+	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
+	cs->loss_cap_end = tp->snd_nxt;
+}
+
+SEC("struct_ops")
+__u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
+{
+	return cclab_tcp_sk(sk)->snd_cwnd;
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(release), struct sock *sk)
+{
+	bpf_sk_storage_delete(&cclab_state, sk);
+}
+
+#ifdef LAW_USES_ECN
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
+{
+	struct cclab_sock *cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+
+	if (cs && (flags & CA_ACK_ECE))
+		cs->ece = 1;
+}
+
+/*
+ * Receiver: when the CE state of arriving segments changes, acknowledge
+ * what came before at once (with the old ECE state), then echo the new
+ * state on every ACK: TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set
+ * ECE.
+ */
+static __always_inline void cclab_ce_change(struct sock *sk, __u32 ce)
+{
+	struct inet_connection_sock *icsk = cclab_icsk(sk);
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs || cs->ce_state == ce)
+		return;
+	if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER)
+		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
+	cs->ce_state = ce;
+	if (ce)
+		tp->ecn_flags |= CCLAB_TCP_ECN_DEMAND_CWR;
+	else
+		tp->ecn_flags &= ~CCLAB_TCP_ECN_DEMAND_CWR;
+}
+
+SEC("struct_ops")
+void CCLAB_PROG(GLUE(cwnd_event), struct sock *sk, enum tcp_ca_event ev)
+{
+	if (ev == CA_EVENT_ECN_IS_CE)
+		cclab_ce_change(sk, 1);
+	else if (ev == CA_EVENT_ECN_NO_CE)
+		cclab_ce_change(sk, 0);
+}
+#define CCLAB_ECN_OPS \
+	.in_ack_event = (void *)GLUE(in_ack_event), \
+	.cwnd_event = (void *)GLUE(cwnd_event), \
+	.flags = CCLAB_TCP_CONG_NEEDS_ECN,
+#else
+#define CCLAB_ECN_OPS
+#endif
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops cclab_ops = {
+	.init = (void *)GLUE(init),
+	.cong_control = (void *)GLUE(cong_control),
+	.ssthresh = (void *)GLUE(ssthresh),
+	.set_state = (void *)GLUE(set_state),
+	.undo_cwnd = (void *)GLUE(undo_cwnd),
+	.release = (void *)GLUE(release),
+	CCLAB_ECN_OPS
+	.name = CCLAB_STR(LAW_NAME),
+};
+
+#endif /* CCLAB_CC_LAW_H */

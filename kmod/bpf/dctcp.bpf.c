@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+//go:build ignore
+
+/* dctcp as a struct_ops tcp_congestion_ops: kmod/law/dctcp.h through cc_law.h. */
+#define LAW_NAME dctcp
+#define LAW_ID CCLAB_LAW_DCTCP
+#define LAW_USES_ECN
+#include "cc_law.h"

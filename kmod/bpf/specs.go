@@ -1,0 +1,35 @@
+package bpf
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+)
+
+// Spec returns the compiled struct_ops object of a law, named as in
+// tcp_available_congestion_control. Each call returns a fresh copy that the
+// caller may modify (parameters, name) before loading.
+func Spec(law string) (*ebpf.CollectionSpec, error) {
+	load, ok := loaders[law]
+	if !ok {
+		return nil, fmt.Errorf("no eBPF build of law %q", law)
+	}
+	spec, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("read eBPF object of %s: %w", law, err)
+	}
+	return spec, nil
+}
+
+// Laws lists the laws that have an eBPF build, in a stable order.
+func Laws() []string {
+	return []string{"powertcp", "theta_powertcp", "hpcc", "swift", "dctcp"}
+}
+
+var loaders = map[string]func() (*ebpf.CollectionSpec, error){
+	"powertcp":       loadPowertcp,
+	"theta_powertcp": loadTheta_powertcp,
+	"hpcc":           loadHpcc,
+	"swift":          loadSwift,
+	"dctcp":          loadDctcp,
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The glue that turns one law of kmod/law/ into a TCP congestion-control
+ * module. It is not a second implementation: every decision is the law's
+ * <law>_init()/<law>_on_ack(); this file only feeds them the socket's state
+ * and the INT echo, and applies their window and pacing rate.
+ *
+ * A module defines, then includes this file once:
+ *	CCLAB_LAW	the law's prefix (powertcp -> struct powertcp_params ...)
+ *	CCLAB_LAW_ID	its id in the tracepoint (trace_cclab.h)
+ *	CCLAB_LAW_NAME	the congestion-control name ("powertcp")
+ * and declares its parameters with CCLAB_PARAM().
+ */
+#ifndef CCLAB_CC_H
+#define CCLAB_CC_H
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/version.h>
+#include <linux/inet_diag.h>
+#include <linux/timekeeping.h>
+#include <net/tcp.h>
+
+#include "law/law.h"
+#include "cclab_int.h"
+#include "trace_cclab.h"
+
+#define LAW(x) __PASTE(CCLAB_LAW, x)
+
+/* What the socket's icsk_ca_priv holds: the rest is allocated. */
+struct cclab_cc_priv {
+	struct cclab_int_sock *is;
+};
+
+/* Per-socket state behind the pointer (cclab_int_sock.priv). */
+struct cclab_cc_sk {
+	struct LAW(_state) st;
+	u64 bytes_acked;	/* tp->bytes_acked at the previous ACK */
+	u64 pacing_rate;	/* the law's last outputs, for get_info */
+	u64 signal_ppm;
+	u32 rtt_us;
+	u8 nhops;
+};
+
+/* The parameters in force; checked as a whole on every change. */
+static struct LAW(_params) cclab_params;
+static bool cclab_params_ready;
+static DEFINE_MUTEX(cclab_params_mutex);
+
+static atomic64_t cclab_alloc_failed = ATOMIC64_INIT(0);
+
+/* Parameters are parsed before module_init: defaults come first. */
+static void cclab_params_prepare(void)
+{
+	if (!cclab_params_ready) {
+		LAW(_params_default)(&cclab_params);
+		cclab_params_ready = true;
+	}
+}
+
+/* A module parameter: a u32 or u64 field of the law's parameters. */
+struct cclab_param_desc {
+	size_t off;
+	size_t size;
+};
+
+/*
+ * Write a parameter: the whole parameter set with the new value must pass
+ * the law's own <law>_params_check(), or the write is refused (-EINVAL)
+ * and nothing changes.
+ */
+static int cclab_param_set(const char *val, const struct kernel_param *kp)
+{
+	const struct cclab_param_desc *d = kp->arg;
+	struct LAW(_params) p;
+	u64 v;
+	int err;
+
+	err = kstrtou64(val, 0, &v);
+	if (err)
+		return err;
+	if (d->size == sizeof(u32) && v > U32_MAX)
+		return -ERANGE;
+	mutex_lock(&cclab_params_mutex);
+	cclab_params_prepare();
+	p = cclab_params;
+	if (d->size == sizeof(u32))
+		*(u32 *)((u8 *)&p + d->off) = v;
+	else
+		*(u64 *)((u8 *)&p + d->off) = v;
+	err = LAW(_params_check)(&p);
+	if (err) {
+		pr_warn("%s: %s=%llu refused: %s\n", CCLAB_LAW_NAME,
+			kp->name, v, law_strerror(err));
+	} else {
+		/* Sockets read fields one at a time; each write keeps the set valid. */
+		if (d->size == sizeof(u32))
+			WRITE_ONCE(*(u32 *)((u8 *)&cclab_params + d->off), (u32)v);
+		else
+			WRITE_ONCE(*(u64 *)((u8 *)&cclab_params + d->off), v);
+	}
+	mutex_unlock(&cclab_params_mutex);
+	return err ? -EINVAL : 0;
+}
+
+static int cclab_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct cclab_param_desc *d = kp->arg;
+	u64 v;
+
+	mutex_lock(&cclab_params_mutex);
+	cclab_params_prepare();
+	if (d->size == sizeof(u32))
+		v = *(u32 *)((u8 *)&cclab_params + d->off);
+	else
+		v = *(u64 *)((u8 *)&cclab_params + d->off);
+	mutex_unlock(&cclab_params_mutex);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+static const struct kernel_param_ops cclab_param_ops = {
+	.set = cclab_param_set,
+	.get = cclab_param_get,
+};
+
+#define CCLAB_PARAM(name, field, desc)						\
+	static struct cclab_param_desc cclab_pd_##name = {			\
+		.off = offsetof(struct LAW(_params), field),			\
+		.size = sizeof_field(struct LAW(_params), field),		\
+	};									\
+	static_assert(sizeof_field(struct LAW(_params), field) == 4 ||		\
+		      sizeof_field(struct LAW(_params), field) == 8);		\
+	module_param_cb(name, &cclab_param_ops, &cclab_pd_##name, 0644);	\
+	MODULE_PARM_DESC(name, desc)
+
+/*
+ * For readers without the socket lock (get_info runs under RCU only): the
+ * state is freed after an RCU grace period, so a pointer read here stays
+ * valid until the reader's rcu_read_unlock().
+ */
+static struct cclab_cc_sk *cclab_cc_sk(struct sock *sk)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct cclab_int_sock *is = READ_ONCE(p->is);
+
+	return is ? (struct cclab_cc_sk *)is->priv : NULL;
+}
+
+/* Apply the law's decision to the socket. */
+static void cclab_cc_apply(struct sock *sk, struct cclab_cc_sk *c,
+			   const struct law_out *out)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cwnd = clamp_t(u32, out->cwnd_segs, 1, tp->snd_cwnd_clamp);
+
+	tcp_snd_cwnd_set(tp, cwnd);
+	if (out->pacing_rate != LAW_PACING_NONE)
+		WRITE_ONCE(sk->sk_pacing_rate,
+			   min_t(u64, out->pacing_rate, READ_ONCE(sk->sk_max_pacing_rate)));
+	c->pacing_rate = out->pacing_rate;
+	c->signal_ppm = out->signal_ppm;
+}
+
+static void cclab_cc_init(struct sock *sk)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct law_out out = {};
+	struct cclab_cc_sk *c;
+
+	BUILD_BUG_ON(sizeof(struct cclab_cc_priv) > ICSK_CA_PRIV_SIZE);
+	/* init can run in softirq (passive open): no sleeping allocation. */
+	p->is = cclab_int_attach(sk, sizeof(*c), GFP_ATOMIC);
+	if (!p->is) {
+		atomic64_inc(&cclab_alloc_failed);
+		pr_warn_ratelimited("%s: no memory for a socket's state: window left to the kernel\n",
+				    CCLAB_LAW_NAME);
+		return;
+	}
+	c = (struct cclab_cc_sk *)p->is->priv;
+	LAW(_init)(&c->st, &cclab_params, tp->snd_nxt, tp->mss_cache, &out);
+	c->bytes_acked = tp->bytes_acked;
+	cclab_cc_apply(sk, c, &out);
+	/* Let TCP pace at the law's rate when no fq qdisc does it. */
+	if (out.pacing_rate != LAW_PACING_NONE)
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+}
+
+static void cclab_cc_release(struct sock *sk)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct cclab_int_sock *is = p->is;
+
+	WRITE_ONCE(p->is, NULL);
+	cclab_int_detach(is);
+}
+
+/* One ACK: feed the law, apply its output, trace. */
+static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct inet_sock *inet = inet_sk(sk);
+	struct law_out out = {};
+	struct int_echo echo;
+	struct law_ack ack;
+	struct cclab_cc_sk *c;
+	u64 t0, cost;
+
+	if (!p->is)
+		return;
+	c = (struct cclab_cc_sk *)p->is->priv;
+	t0 = ktime_get_ns();
+	ack = (struct law_ack){
+		.now_ns = t0,
+		.acked_bytes = (u32)min_t(u64, tp->bytes_acked - c->bytes_acked, U32_MAX),
+		.cwnd_segs = tcp_snd_cwnd(tp),
+		.mss = tp->mss_cache,
+		.snd_nxt = tp->snd_nxt,
+		.snd_una = tp->snd_una,
+		.rtt_us = rs->rtt_us > 0 ? (u32)min_t(long, rs->rtt_us, U32_MAX) : 0,
+	};
+	if (cclab_int_read(p->is, &echo))
+		ack.echo = &echo;
+	c->bytes_acked = tp->bytes_acked;
+	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
+	cclab_cc_apply(sk, c, &out);
+	cost = ktime_get_ns() - t0;
+	if (ack.rtt_us)
+		c->rtt_us = ack.rtt_us;
+	c->nhops = ack.echo ? ack.echo->nhops : 0;
+	if (trace_cclab_cc_ack_enabled()) {
+		struct cclab_cc_trace t = {
+			.law = CCLAB_LAW_ID,
+			.nhops = c->nhops,
+			.sport = ntohs(inet->inet_sport),
+			.dport = ntohs(inet->inet_dport),
+			.cwnd_segs = tcp_snd_cwnd(tp),
+			.cwnd_bytes = out.cwnd_bytes,
+			.pacing_rate = out.pacing_rate,
+			.signal_ppm = out.signal_ppm,
+			.trace = out.trace,
+			.rtt_us = ack.rtt_us,
+			.qlen0 = c->nhops ? echo.hop[0].qlen : 0,
+			.echo_count = ack.echo ? echo.count : 0,
+			.cost_ns = (u32)min_t(u64, cost, U32_MAX),
+		};
+
+		trace_cclab_cc_ack(&t);
+	}
+}
+
+/* The callback's signature gained ack and flag in Linux 6.10. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+static void cclab_cc_cong_control(struct sock *sk, u32 ack, int flag,
+				  const struct rate_sample *rs)
+{
+	cclab_cc_ack(sk, rs);
+}
+#else
+static void cclab_cc_cong_control(struct sock *sk, const struct rate_sample *rs)
+{
+	cclab_cc_ack(sk, rs);
+}
+#endif
+
+/* The law owns the window, losses included: recovery keeps it. */
+static u32 cclab_cc_ssthresh(struct sock *sk)
+{
+	return max(tcp_snd_cwnd(tcp_sk(sk)), 2U);
+}
+
+static u32 cclab_cc_undo_cwnd(struct sock *sk)
+{
+	return tcp_snd_cwnd(tcp_sk(sk));
+}
+
+/*
+ * ss -ti shows the law's state in the BBR info block, the one ss prints
+ * with a rate and two gains (kmod/README.md): bw = the law's pacing rate,
+ * mrtt = the last RTT sample, pacing_gain = the law's signal (1.0 = 10^6
+ * ppm), cwnd_gain = hops in the last INT echo.
+ */
+static size_t cclab_cc_get_info(struct sock *sk, u32 ext, int *attr,
+				union tcp_cc_info *info)
+{
+	struct cclab_cc_sk *c = cclab_cc_sk(sk);
+
+	if (!(ext & (1 << (INET_DIAG_BBRINFO - 1))) &&
+	    !(ext & (1 << (INET_DIAG_VEGASINFO - 1))))
+		return 0;
+	memset(&info->bbr, 0, sizeof(info->bbr));
+	if (c) {
+		info->bbr.bbr_bw_lo = (u32)c->pacing_rate;
+		info->bbr.bbr_bw_hi = (u32)(c->pacing_rate >> 32);
+		info->bbr.bbr_min_rtt = c->rtt_us;
+		info->bbr.bbr_pacing_gain = (u32)min_t(u64, c->signal_ppm * 256 / LAW_PPM, U32_MAX);
+		info->bbr.bbr_cwnd_gain = (u32)c->nhops << 8;
+	}
+	*attr = INET_DIAG_BBRINFO;
+	return sizeof(info->bbr);
+}
+
+static struct tcp_congestion_ops cclab_cc_ops __read_mostly = {
+	.init = cclab_cc_init,
+	.release = cclab_cc_release,
+	.cong_control = cclab_cc_cong_control,
+	.ssthresh = cclab_cc_ssthresh,
+	.undo_cwnd = cclab_cc_undo_cwnd,
+	.get_info = cclab_cc_get_info,
+	.owner = THIS_MODULE,
+	.name = CCLAB_LAW_NAME,
+};
+
+static int cclab_stat_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read((atomic64_t *)kp->arg));
+}
+
+static const struct kernel_param_ops cclab_stat_ops = {
+	.get = cclab_stat_get,
+};
+module_param_cb(alloc_failed, &cclab_stat_ops, &cclab_alloc_failed, 0444);
+MODULE_PARM_DESC(alloc_failed, "sockets left to the kernel's window for lack of memory (read only)");
+
+static int __init cclab_cc_module_init(void)
+{
+	int err;
+
+	mutex_lock(&cclab_params_mutex);
+	cclab_params_prepare();
+	err = LAW(_params_check)(&cclab_params);
+	mutex_unlock(&cclab_params_mutex);
+	if (err) {
+		pr_err("%s: parameters refused: %s\n", CCLAB_LAW_NAME, law_strerror(err));
+		return -EINVAL;
+	}
+	return tcp_register_congestion_control(&cclab_cc_ops);
+}
+
+static void __exit cclab_cc_module_exit(void)
+{
+	tcp_unregister_congestion_control(&cclab_cc_ops);
+}
+
+module_init(cclab_cc_module_init);
+module_exit(cclab_cc_module_exit);
+MODULE_LICENSE("GPL");
+MODULE_SOFTDEP("pre: cclab_int");
+
+#endif /* CCLAB_CC_H */

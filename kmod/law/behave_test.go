@@ -1,0 +1,303 @@
+package law
+
+import (
+	"testing"
+)
+
+// hopRow is one ACK's view of a single-hop path: queue and the share of
+// the port rate sent since the previous row.
+type hopRow struct {
+	q       uint64 // bytes queued
+	utilPPM uint64 // txRate / B, ppm
+}
+
+// oneHop builds events every dtNs on a path of one port at rateMbps,
+// starting at time dtNs, each acking one segment with an RTT of rttUs.
+func oneHop(rateMbps uint32, dtNs uint64, rttUs uint32, rows []hopRow) []Event {
+	var ev []Event
+	var tx uint64
+	bytesPerDt := uint64(rateMbps) * 125000 * dtNs / 1e9
+	for i, r := range rows {
+		t := uint64(i+1) * dtNs
+		tx += bytesPerDt * r.utilPPM / 1e6
+		ev = append(ev, Event{Line: i + 1, TimeNs: t, Acked: 1448, RTTus: rttUs,
+			Hops: []TraceHop{{Qlen: r.q, TxBytes: tx, TsNs: t, RateMbps: rateMbps}}})
+	}
+	return ev
+}
+
+func repeat(n int, r hopRow) []hopRow {
+	out := make([]hopRow, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+func minCwnd(steps []Step) uint64 {
+	m := steps[0].CwndBytes
+	for _, s := range steps {
+		m = min(m, s.CwndBytes)
+	}
+	return m
+}
+
+// A queue appearing shrinks the window; once it drains and the port runs
+// below line rate, the window grows back. Both telemetry laws.
+func TestBehaviourQueueShrinksDrainGrows(t *testing.T) {
+	const bdp = 6250 // 1 Gbit/s * 50 us
+	var rows []hopRow
+	rows = append(rows, repeat(30, hopRow{0, 1e6})...)
+	for i := 1; i <= 30; i++ {
+		rows = append(rows, hopRow{uint64(i) * bdp / 10, 1e6}) // up to 3 BDP
+	}
+	rows = append(rows, repeat(200, hopRow{0, 5e5})...)
+	ev := oneHop(1000, 10000, 50, rows)
+	for _, l := range []Law{PowerTCP, HPCC} {
+		res := replayEvents(t, l, ev)
+		steps := res.Steps[1:]
+		calm, congested := steps[29].CwndBytes, minCwnd(steps[30:60])
+		end := steps[len(steps)-1].CwndBytes
+		if congested >= calm {
+			t.Errorf("%s: window %d under a 3-BDP queue, not below %d before it", l, congested, calm)
+		}
+		if end < congested*3/2 {
+			t.Errorf("%s: window %d after the queue drained, want it grown back from %d", l, end, congested)
+		}
+	}
+}
+
+// Missing, stale, repeated and path-changed telemetry holds the window
+// exactly and says why; usable telemetry afterwards resumes the law.
+func TestBehaviourHoldOnBadTelemetry(t *testing.T) {
+	base := oneHop(1000, 10000, 50, repeat(10, hopRow{3000, 1e6}))
+	good := base[len(base)-1] // the path's state, advanced by every row
+	var emitted Event
+	next := func(dt uint64, mutate func(e *Event)) Event {
+		good.TimeNs += dt
+		good.Hops = append([]TraceHop(nil), good.Hops...)
+		for i := range good.Hops {
+			good.Hops[i].TsNs += dt
+			good.Hops[i].TxBytes += 1250 * dt / 10000
+		}
+		e := good
+		e.Hops = append([]TraceHop(nil), good.Hops...)
+		if mutate != nil {
+			mutate(&e)
+		}
+		emitted = e
+		return e
+	}
+	seq := uint32(500)
+	cases := []struct {
+		name   string
+		ev     Event
+		reason Trace
+	}{
+		{"no echo", next(10000, func(e *Event) { e.Hops = nil }), TrNoINT},
+		{"stale echo", next(2000000, func(e *Event) { e.EchoAgeNs = 2000000 }), TrINTStale},
+		{"fresh again", next(10000, func(e *Event) { s := seq; e.EchoSeq = &s }), 0},
+		{"same echo", next(10000, func(e *Event) { s := seq; e.EchoSeq = &s; e.Hops = emitted.Hops }), TrINTSame},
+		{"path change: 2 hops", next(10000, func(e *Event) {
+			e.Hops = append(e.Hops, TraceHop{Qlen: 0, TxBytes: 0, TsNs: e.TimeNs, RateMbps: 10000})
+		}), TrINTPath},
+		{"path change: rate", next(10000, func(e *Event) { e.Hops[0].RateMbps = 10000 }), TrINTPath},
+		{"bad rate", next(10000, func(e *Event) { e.Hops[0].RateMbps = 0 }), TrINTBad},
+		{"back to the first path", next(10000, nil), TrINTPath},
+		{"law runs again", next(10000, nil), 0},
+		{"tx counter jump", next(10000, func(e *Event) { e.Hops[0].TxBytes += 10 << 20 }), TrINTBad},
+		{"echo gap beyond the ts half wrap", next(40000000, nil), TrINTBad},
+		{"law runs after the restart", next(10000, nil), 0},
+	}
+	for _, l := range []Law{PowerTCP, HPCC} {
+		ev := append([]Event(nil), base...)
+		for _, c := range cases {
+			ev = append(ev, c.ev)
+		}
+		res := replayEvents(t, l, ev)
+		steps := res.Steps[len(base)+1:]
+		prev := res.Steps[len(base)].CwndBytes
+		for i, c := range cases {
+			s := steps[i]
+			if c.reason == 0 {
+				if s.Trace.Has(TrHold) {
+					t.Errorf("%s %s: held (%s), want the law to run", l, c.name, s.Trace)
+				}
+			} else if !s.Trace.Has(TrHold|c.reason) || s.CwndBytes != prev {
+				t.Errorf("%s %s: cwnd %d -> %d trace %s, want held with %s", l, c.name, prev, s.CwndBytes, s.Trace, c.reason)
+			}
+			prev = s.CwndBytes
+		}
+	}
+}
+
+// An idle path drives the window to the cap, a huge queue to one segment;
+// neither is ever passed.
+func TestBehaviourWindowLimits(t *testing.T) {
+	const capBytes = 100000
+	idle := oneHop(1000, 10000, 50, repeat(200, hopRow{0, 0}))
+	flood := oneHop(1000, 10000, 50, repeat(200, hopRow{4 << 20, 1e6}))
+	for _, l := range []Law{PowerTCP, HPCC} {
+		res := replayEvents(t, l, idle, "max_cwnd_bytes=100000")
+		var hit bool
+		for _, s := range res.Steps {
+			if s.CwndBytes > capBytes {
+				t.Fatalf("%s: cwnd %d above the cap %d", l, s.CwndBytes, capBytes)
+			}
+			hit = hit || s.Trace.Has(TrClampMax)
+		}
+		if !hit || res.Steps[len(res.Steps)-1].CwndBytes != capBytes {
+			t.Errorf("%s: idle path never reached the cap (last %d)", l, res.Steps[len(res.Steps)-1].CwndBytes)
+		}
+		res = replayEvents(t, l, flood)
+		hit = false
+		for _, s := range res.Steps {
+			if s.CwndBytes < DefaultMSS || s.CwndSegs < 1 {
+				t.Fatalf("%s: cwnd %d (%d segs) below one segment", l, s.CwndBytes, s.CwndSegs)
+			}
+			hit = hit || s.Trace.Has(TrClampMin)
+		}
+		if !hit || res.Steps[len(res.Steps)-1].CwndBytes != DefaultMSS {
+			t.Errorf("%s: a 4 MiB queue did not bring the window to one segment (last %d)", l, res.Steps[len(res.Steps)-1].CwndBytes)
+		}
+	}
+}
+
+// Swift: delay above target shrinks the window, into fractions of a
+// segment enforced by pacing but never below min_cwnd_bytes; below target
+// it grows; without an RTT sample it holds.
+func TestBehaviourSwift(t *testing.T) {
+	var ev []Event
+	for i := 0; i < 100; i++ {
+		ev = append(ev, Event{TimeNs: uint64(i+1) * 100000, Acked: 1448, RTTus: 500})
+	}
+	n := len(ev)
+	for i := 0; i < 100; i++ {
+		ev = append(ev, Event{TimeNs: uint64(n+i+1) * 100000, Acked: 1448, RTTus: 3})
+	}
+	ev = append(ev, Event{TimeNs: uint64(2*n+1) * 100000, Acked: 1448})
+	res := replayEvents(t, Swift, ev, "min_cwnd_bytes=100")
+	low := res.Steps[n]
+	if low.CwndBytes != 100 || low.CwndSegs != 1 || low.PacingRate == PacingNone {
+		t.Errorf("after 100 delays of 500 us: cwnd %d segs %d pacing %d; want 100 B, 1 seg, paced", low.CwndBytes, low.CwndSegs, low.PacingRate)
+	}
+	// 100 B over a 500 us delay: 200000 B/s.
+	if low.PacingRate != 200000 {
+		t.Errorf("fractional pacing %d B/s, want 200000", low.PacingRate)
+	}
+	end := res.Steps[2*n]
+	if end.CwndBytes <= 10*low.CwndBytes || end.PacingRate != PacingNone {
+		t.Errorf("below target: cwnd %d pacing %d; want grown past one segment, unpaced", end.CwndBytes, end.PacingRate)
+	}
+	hold := res.Steps[2*n+1]
+	if !hold.Trace.Has(TrHold|TrNoRTT) || hold.CwndBytes != end.CwndBytes {
+		t.Errorf("no RTT: %d trace %s, want held at %d", hold.CwndBytes, hold.Trace, end.CwndBytes)
+	}
+}
+
+// theta-PowerTCP: a rising RTT shrinks the window, the base RTT lets it
+// grow back.
+func TestBehaviourThetaPowerTCP(t *testing.T) {
+	var ev []Event
+	rtt := func(i int) uint32 {
+		switch {
+		case i < 20:
+			return 50
+		case i < 60:
+			return uint32(50 + (i-20)*5) // to 250 us
+		case i < 80:
+			return 250
+		default:
+			return 50
+		}
+	}
+	for i := 0; i < 400; i++ {
+		ev = append(ev, Event{TimeNs: uint64(i+1) * 10000, Acked: 1448, RTTus: rtt(i)})
+	}
+	res := replayEvents(t, ThetaPowerTCP, ev)
+	calm := res.Steps[20].CwndBytes
+	congested := minCwnd(res.Steps[21:81])
+	end := res.Steps[len(res.Steps)-1].CwndBytes
+	if congested >= calm || end < 2*congested {
+		t.Errorf("cwnd calm %d, congested min %d, end %d: want a dip and a recovery", calm, congested, end)
+	}
+}
+
+// DCTCP: marks cut the window once per window of data, down to one
+// segment and not below; unmarked ACKs grow it.
+func TestBehaviourDCTCP(t *testing.T) {
+	var ev []Event
+	una := uint32(0)
+	for i := 0; i < 200; i++ {
+		una += 1448
+		ece := uint32(1448)
+		if i >= 100 {
+			ece = 0
+		}
+		nxt := una + 2*1448
+		ev = append(ev, Event{TimeNs: uint64(i+1) * 10000, Acked: 1448, ECEBytes: ece, SndUna: &una, SndNxt: &nxt})
+		u, n := una, nxt
+		ev[len(ev)-1].SndUna, ev[len(ev)-1].SndNxt = &u, &n
+	}
+	res := replayEvents(t, DCTCP, ev)
+	marked := res.Steps[100]
+	if marked.CwndBytes != DefaultMSS || marked.SignalPPM < 990000 {
+		t.Errorf("after 100 marked ACKs: cwnd %d alpha %d ppm; want one segment, alpha near 1", marked.CwndBytes, marked.SignalPPM)
+	}
+	for _, s := range res.Steps {
+		if s.CwndBytes < DefaultMSS {
+			t.Fatalf("cwnd %d below one segment", s.CwndBytes)
+		}
+	}
+	end := res.Steps[len(res.Steps)-1]
+	if end.CwndBytes <= 4*DefaultMSS || end.SignalPPM >= marked.SignalPPM {
+		t.Errorf("after 100 unmarked ACKs: cwnd %d alpha %d; want growth and a falling alpha", end.CwndBytes, end.SignalPPM)
+	}
+}
+
+// Sampling Frequency: under persistent congestion within one RTT, plain
+// HPCC keeps W at Wc / (U / eta) (the reference window only moves once per
+// RTT) while SF moves the reference every sf_acks ACKs: lower windows.
+func TestBehaviourHPCCSamplingFrequency(t *testing.T) {
+	ev := oneHop(1000, 1000, 50, repeat(40, hopRow{12500, 1e6}))
+	// One RTT covers the whole trace: snd_nxt far ahead.
+	for i := range ev {
+		una, nxt := uint32(1448*(i+1)), uint32(1<<30)
+		ev[i].SndUna, ev[i].SndNxt = &una, &nxt
+	}
+	plain := replayEvents(t, HPCC, ev)
+	sf := replayEvents(t, HPCC, ev, "vai_sf_acks=5")
+	var sfPoints int
+	for _, s := range sf.Steps {
+		if s.Trace.Has(TrSF) {
+			sfPoints++
+		}
+	}
+	last := len(ev)
+	if sfPoints < 5 {
+		t.Errorf("SF decrease points %d in 40 congested ACKs, want about 8", sfPoints)
+	}
+	if sf.Steps[last].CwndBytes >= plain.Steps[last].CwndBytes {
+		t.Errorf("SF window %d, plain %d: want SF lower under persistent congestion", sf.Steps[last].CwndBytes, plain.Steps[last].CwndBytes)
+	}
+}
+
+// On a 100 Gbit/s port txBytes wraps every 2.7 ms: echoes 2 ms apart
+// cannot be paired (the delta is ambiguous), 1 ms apart they can.
+func TestBehaviourTxWrapGap(t *testing.T) {
+	mk := func(gapNs uint64) []Event {
+		h := func(t, tx uint64) []TraceHop { return []TraceHop{{Qlen: 0, TxBytes: tx, TsNs: t, RateMbps: 100000}} }
+		return []Event{
+			{TimeNs: 10000, Acked: 1448, Hops: h(10000, 0)},
+			{TimeNs: 10000 + gapNs, Acked: 1448, Hops: h(10000+gapNs, gapNs*12500/1000)},
+		}
+	}
+	for _, l := range []Law{PowerTCP, HPCC} {
+		if s := replayEvents(t, l, mk(2000000)).Steps[2]; !s.Trace.Has(TrHold | TrINTBad) {
+			t.Errorf("%s: 2 ms gap on 100 Gbit/s: trace %s, want hold|int_bad", l, s.Trace)
+		}
+		if s := replayEvents(t, l, mk(1000000)).Steps[2]; s.Trace.Has(TrHold) {
+			t.Errorf("%s: 1 ms gap on 100 Gbit/s: held (%s)", l, s.Trace)
+		}
+	}
+}

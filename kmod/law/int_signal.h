@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The INT side shared by the telemetry laws (PowerTCP, HPCC): the previous
+ * echo a law keeps, and the checks that decide whether a new echo can be
+ * paired with it. A law holds its window whenever this says no.
+ * Included by law.h.
+ */
+#ifndef CCLAB_LAW_INT_SIGNAL_H
+#define CCLAB_LAW_INT_SIGNAL_H
+
+/* The hop records of the last echo a law used (prevInt / L in the papers). */
+struct int_prev {
+	struct int_hop hop[INT_MAX_HOPS];
+	__u64 arrived_ns;	/* echo arrival time, our clock */
+	__u32 count;		/* echo count on the socket */
+	__u8 nhops;
+	__u8 valid;		/* 0 until the first usable echo */
+	__u16 pad;
+};
+
+LAW_INLINE int int_hop_rate_ok(__u32 mbps)
+{
+	return mbps >= 1 && mbps <= LAW_RATE_MAX_MBPS;
+}
+
+/* Half the time a port of rate_mbps (>= 1) takes to wrap txBytes, ns. */
+LAW_INLINE __u64 int_tx_half_wrap_ns(__u32 rate_mbps)
+{
+	/* INT_TX_WRAP bytes * 8000 / Mbit/s = ns; 2^25 * 8000 < 2^38 */
+	return INT_TX_WRAP * 8000ULL / (rate_mbps ? rate_mbps : 1) / 2;
+}
+
+/*
+ * A port cannot send faster than its rate: a txBytes delta above twice
+ * rate * dt (room for the 128-byte / 256-ns quantisation) is a counter
+ * reset or a foreign record, not a measurement.
+ */
+LAW_INLINE int int_tx_plausible(__u64 dtx, __u64 dt_ns, __u32 rate_mbps)
+{
+	/* rate * dt / 8000 = bytes at line rate; < 2^20 * 2^26 */
+	return dtx <= 2 * ((__u64)rate_mbps * dt_ns / 8000) + 2 * INT_TX_UNIT;
+}
+
+/*
+ * Can echo e be paired with prev? 0 if so, else the LAW_TR_* reason.
+ * Missing, stale, repeated, malformed or path-changed echoes are refused.
+ */
+LAW_SUBPROG __u32 int_sig_check(const struct int_prev *prev,
+				const struct int_echo *e, __u64 now_ns,
+				__u64 max_age_ns)
+{
+	__u64 gap;
+	int i;
+
+	if (!prev)
+		return LAW_TR_INT_BAD;
+	if (!e || e->nhops == 0)
+		return LAW_TR_NO_INT;
+	if (e->nhops > INT_MAX_HOPS)
+		return LAW_TR_INT_BAD;
+	if (now_ns > e->arrived_ns && now_ns - e->arrived_ns > max_age_ns)
+		return LAW_TR_INT_STALE;
+	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++)
+		if (!int_hop_rate_ok(e->hop[i].rate_mbps))
+			return LAW_TR_INT_BAD;
+	if (!prev->valid)
+		return LAW_TR_INT_PATH;
+	if (prev->count == e->count)
+		return LAW_TR_INT_SAME;
+	if (prev->nhops != e->nhops)
+		return LAW_TR_INT_PATH;
+	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++)
+		if (prev->hop[i].rate_mbps != e->hop[i].rate_mbps)
+			return LAW_TR_INT_PATH;
+	/*
+	 * Beyond half a wrap period the deltas are ambiguous (tcopt/README.md):
+	 * ts wraps every 67 ms, txBytes every 32 MiB, i.e. sooner on fast
+	 * ports (2.7 ms at 100 Gbit/s). Measured by our own clock.
+	 */
+	if (e->arrived_ns < prev->arrived_ns)
+		return LAW_TR_INT_BAD;
+	gap = e->arrived_ns - prev->arrived_ns;
+	if (gap > INT_TS_WRAP / 2)
+		return LAW_TR_INT_BAD;
+	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++)
+		if (gap > int_tx_half_wrap_ns(e->hop[i].rate_mbps))
+			return LAW_TR_INT_BAD;
+	return 0;
+}
+
+/* Remember e as the new prev (a no-op for an echo int_sig_check refuses whole). */
+LAW_SUBPROG int int_prev_store(struct int_prev *prev, const struct int_echo *e)
+{
+	int i;
+
+	if (!prev || !e || e->nhops == 0 || e->nhops > INT_MAX_HOPS)
+		return 0;
+	for (i = 0; i < INT_MAX_HOPS; i++) {
+		if (i < e->nhops) {
+			prev->hop[i] = e->hop[i];
+		} else {
+			prev->hop[i].qlen = 0;
+			prev->hop[i].tx_bytes = 0;
+			prev->hop[i].ts = 0;
+			prev->hop[i].rate_mbps = 0;
+		}
+	}
+	prev->arrived_ns = e->arrived_ns;
+	prev->count = e->count;
+	prev->nhops = e->nhops;
+	prev->valid = 1;
+	return 0;
+}
+
+/* Is this trace reason one after which the new echo should become prev? */
+LAW_INLINE int int_sig_restart(__u32 reason)
+{
+	return reason == LAW_TR_INT_PATH || reason == LAW_TR_INT_BAD;
+}
+
+#endif /* CCLAB_LAW_INT_SIGNAL_H */

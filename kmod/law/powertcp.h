@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * PowerTCP (Addanki et al., NSDI 2022, powertcp.txt), Algorithm 1.
+ * Per hop: current = dq/dt + txRate, voltage = qlen + B*tau, normalised
+ * power = current * voltage / (B^2 * tau); the largest over hops is
+ * smoothed over dt/tau and drives
+ *	cwnd = gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd,
+ * cwnd_old being the window in force when the acked data was sent
+ * (remembered once per RTT). Pacing cwnd / tau. Included by law.h.
+ */
+#ifndef CCLAB_LAW_POWERTCP_H
+#define CCLAB_LAW_POWERTCP_H
+
+struct powertcp_params {
+	__u64 base_rtt_ns;	/* tau, base RTT */
+	__u64 int_max_age_ns;	/* an older echo is stale: hold */
+	__u32 host_bw_mbps;	/* HostBw, the NIC rate */
+	__u32 gamma_ppm;	/* EWMA gamma (0.9) */
+	__u32 beta_bytes;	/* additive increase; 0 = HostBw * tau / N */
+	__u32 expected_flows;	/* N, flows expected to share the NIC */
+	__u32 init_cwnd_bytes;	/* 0 = HostBw * tau */
+	__u32 max_cwnd_bytes;	/* window cap */
+};
+
+struct powertcp_state {
+	struct int_prev prev;	/* prevInt */
+	__u64 cwnd;		/* bytes */
+	__u64 cwnd_old;		/* bytes: window when the acked data was sent */
+	__u64 power_ppm;	/* Gamma_smooth, normalised power */
+	__u64 beta;		/* bytes, effective additive increase */
+	__u32 last_update_seq;	/* updateOld: snd_nxt when cwnd_old was taken */
+	__u32 pad;
+};
+
+LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
+{
+	p->base_rtt_ns = 50000;
+	p->int_max_age_ns = 1000000;
+	p->host_bw_mbps = 1000;
+	p->gamma_ppm = 900000;
+	p->beta_bytes = 0;
+	p->expected_flows = 100;
+	p->init_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
+}
+
+/* Shared checks of the power laws' common fields. */
+LAW_INLINE int law_check_common(__u64 base_rtt_ns, __u32 host_bw_mbps,
+				__u32 expected_flows, __u32 init_cwnd_bytes,
+				__u32 max_cwnd_bytes)
+{
+	if (base_rtt_ns < 1000 || base_rtt_ns > LAW_RTT_MAX_NS)
+		return LAW_E_BASE_RTT;
+	if (host_bw_mbps < 1 || host_bw_mbps > LAW_RATE_MAX_MBPS)
+		return LAW_E_HOST_BW;
+	if (expected_flows < 1 || expected_flows > 100000)
+		return LAW_E_FLOWS;
+	if (max_cwnd_bytes < LAW_MSS_MAX || max_cwnd_bytes > LAW_CWND_CAP_MAX)
+		return LAW_E_CWND_CAP;
+	if (init_cwnd_bytes > max_cwnd_bytes)
+		return LAW_E_INIT_CWND;
+	return LAW_OK;
+}
+
+LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
+{
+	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
+				   p->expected_flows, p->init_cwnd_bytes,
+				   p->max_cwnd_bytes);
+
+	if (err)
+		return err;
+	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
+		return LAW_E_GAMMA;
+	if (p->beta_bytes > p->max_cwnd_bytes)
+		return LAW_E_AI;
+	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
+		return LAW_E_INT_AGE;
+	return LAW_OK;
+}
+
+/* HostBw * tau, at least one byte. */
+LAW_INLINE __u64 powertcp_host_bdp(__u32 host_bw_mbps, __u64 base_rtt_ns)
+{
+	__u64 bdp = law_bdp_bytes(law_min64(host_bw_mbps, LAW_RATE_MAX_MBPS),
+				  law_min64(base_rtt_ns, LAW_RTT_MAX_NS));
+
+	return bdp ? bdp : 1;
+}
+
+/* Fill out from the state: window clamp, pacing cwnd / tau. */
+LAW_INLINE void powertcp_output(__u64 *cwnd, __u64 base_rtt_ns,
+				__u32 max_cwnd, __u32 mss, __u64 power_ppm,
+				struct law_out *out)
+{
+	*cwnd = law_out_cwnd(out, *cwnd, mss, law_max64(max_cwnd, mss), mss);
+	out->pacing_rate = law_rate_Bps(*cwnd, base_rtt_ns);
+	out->signal_ppm = power_ppm;
+}
+
+LAW_INLINE void powertcp_init(struct powertcp_state *s,
+			      const struct powertcp_params *p, __u32 snd_nxt,
+			      __u32 mss, struct law_out *out)
+{
+	__u64 bdp = powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
+	__u32 n = p->expected_flows ? p->expected_flows : 1;
+
+	__builtin_memset(s, 0, sizeof(*s));
+	if (!mss || mss > LAW_MSS_MAX)
+		mss = LAW_MSS_DEFAULT;
+	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes : bdp;
+	s->beta = p->beta_bytes ? p->beta_bytes : law_max64(bdp / n, 1);
+	s->power_ppm = LAW_PPM;		/* start as if at equilibrium */
+	s->last_update_seq = snd_nxt;
+	out->trace = LAW_TR_INIT;
+	powertcp_output(&s->cwnd, p->base_rtt_ns, p->max_cwnd_bytes, mss,
+			s->power_ppm, out);
+	s->cwnd_old = s->cwnd;
+}
+
+/*
+ * normPower(ack): the largest normalised power over the hops (ppm) and the
+ * dt of that hop (ns); dt 0 when no hop has a usable pair.
+ */
+LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
+				      const struct int_echo *e,
+				      __u64 tau_ns, __u64 *dt_out)
+{
+	__u64 norm = 0, best_dt = 0;
+	int i;
+
+	if (!prev || !e || !dt_out)
+		return 0;
+
+	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++) {
+		const struct int_hop *h = &e->hop[i], *o = &prev->hop[i];
+		/* Bounds that keep every product below 2^64 without checks:
+		 * dt < 2^26, dtx < 2^25, qlen < 2^32, rate <= 2^20 Mbit/s,
+		 * tau < 2^30 so B*tau < 2^38. */
+		__u64 dt_ns = int_ts_delta(h->ts, o->ts);
+		__u64 dtx = int_tx_delta(h->tx_bytes, o->tx_bytes);
+		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
+		__u64 b_Bps = law_mbps_to_Bps(rate);
+		__u64 bdp = law_bdp_bytes(rate, tau_ns);
+		__u64 num = dtx + h->qlen;
+		__u64 current_Bps, i_ppm, v_ppm, power;
+
+		if (!dt_ns || !int_tx_plausible(dtx, dt_ns, rate))
+			continue;
+		b_Bps += !b_Bps;
+		bdp += !bdp;
+		/* current = (qlen - qlen_prev + txBytes delta) / dt, >= 0 */
+		num = num > o->qlen ? num - o->qlen : 0;
+		current_Bps = law_min64(num * LAW_NSEC_PER_SEC / dt_ns, 1ULL << 40);
+		/* current / B and voltage / (B * tau), each as ppm */
+		i_ppm = law_min64(current_Bps * LAW_PPM / b_Bps, LAW_SIGNAL_MAX_PPM);
+		v_ppm = law_min64((h->qlen + bdp) * LAW_PPM / bdp, LAW_SIGNAL_MAX_PPM);
+		power = law_min64(i_ppm * v_ppm / LAW_PPM, LAW_SIGNAL_MAX_PPM);
+		if (power > norm || !best_dt) {
+			norm = power;
+			best_dt = dt_ns;
+		}
+	}
+	*dt_out = best_dt;
+	return norm;
+}
+
+/* Gamma_smooth = (Gamma_smooth * (tau - dt) + Gamma_norm * dt) / tau */
+LAW_INLINE __u64 law_smooth(__u64 smooth, __u64 sample, __u64 dt, __u64 tau)
+{
+	if (dt > tau)
+		dt = tau;
+	return (smooth * (tau - dt) + sample * dt) / tau;	/* tau >= 1000 */
+}
+
+/* updateWindow: gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd */
+LAW_INLINE __u64 powertcp_update_window(__u64 cwnd, __u64 cwnd_old,
+					__u64 power_ppm, __u64 beta,
+					__u32 gamma_ppm)
+{
+	__u64 p = law_max64(power_ppm, LAW_SIGNAL_MIN_PPM);
+	__u64 target = law_min64(cwnd_old, LAW_CWND_CAP_MAX) * LAW_PPM / p +
+		       law_min64(beta, LAW_CWND_CAP_MAX);
+	__u64 g = law_min64(gamma_ppm, LAW_PPM);
+
+	cwnd = law_min64(cwnd, LAW_CWND_CAP_MAX);
+	return (g * target + (LAW_PPM - g) * cwnd) / LAW_PPM;
+}
+
+/* updateOld(cwnd, ack.seq): remember the window once per RTT. */
+LAW_INLINE void law_update_old(__u64 *cwnd_old, __u32 *last_update_seq,
+			       __u64 cwnd, const struct law_ack *ack,
+			       struct law_out *out)
+{
+	if (law_seq_after(ack->snd_una, *last_update_seq)) {
+		*cwnd_old = cwnd;
+		*last_update_seq = ack->snd_nxt;
+		out->trace |= LAW_TR_RTT_UPDATE;
+	}
+}
+
+LAW_INLINE void powertcp_on_ack(struct powertcp_state *s,
+				const struct powertcp_params *p,
+				const struct law_ack *ack, struct law_out *out)
+{
+	const struct int_echo *e = ack->echo;
+	__u32 mss = law_mss(ack);
+	__u64 tau = law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
+	__u64 old = s->cwnd, dt = 0, norm;
+	__u32 why;
+
+	out->trace = 0;
+	why = int_sig_check(&s->prev, e, ack->now_ns, p->int_max_age_ns);
+	if (why) {
+		/* No usable telemetry: hold the window. */
+		out->trace |= why | LAW_TR_HOLD;
+		if (int_sig_restart(why))
+			int_prev_store(&s->prev, e);
+	} else {
+		norm = powertcp_norm_power(&s->prev, e, tau, &dt);
+		int_prev_store(&s->prev, e);
+		if (!dt) {
+			out->trace |= LAW_TR_INT_BAD | LAW_TR_HOLD;
+		} else {
+			s->power_ppm = law_smooth(s->power_ppm, norm, dt, tau);
+			s->cwnd = powertcp_update_window(s->cwnd, s->cwnd_old,
+							 s->power_ppm, s->beta,
+							 p->gamma_ppm);
+		}
+	}
+	powertcp_output(&s->cwnd, tau, p->max_cwnd_bytes, mss, s->power_ppm,
+			out);
+	if (s->cwnd < old)
+		out->trace |= LAW_TR_DECREASE;
+	else if (s->cwnd > old)
+		out->trace |= LAW_TR_INCREASE;
+	law_update_old(&s->cwnd_old, &s->last_update_seq, s->cwnd, ack, out);
+}
+
+#endif /* CCLAB_LAW_POWERTCP_H */

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Swift (Kumar et al., SIGCOMM 2020), as summarised in section II of the
+ * fast-convergence paper (fast-convergence-to-fairness-vai-sf.txt):
+ *	target = base_target + hops * per_hop (topology-based scaling)
+ *	         + fbs(cwnd) (flow-based scaling: higher for small windows);
+ *	delay < target: additive increase, ai bytes per RTT
+ *	  (cwnd += ai * acked / cwnd; below one segment cwnd += ai * acked / mss);
+ *	else, at most once per RTT: cwnd *= max(1 - beta * (delay - target) /
+ *	  delay, max_mdf).
+ * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
+ * by pacing at cwnd / RTT; above one segment Swift does not pace.
+ * Optional Variable AI and Sampling Frequency (vai.h): the measured
+ * congestion is the largest delay in an RTT (ns); with SF every ACK's
+ * window is computed from a reference window committed every sf_acks ACKs
+ * (decreasing) or once per RTT (increasing). Included by law.h.
+ */
+#ifndef CCLAB_LAW_SWIFT_H
+#define CCLAB_LAW_SWIFT_H
+
+#define SWIFT_DELAY_MAX_NS	10000000000ULL	/* 10 s: larger samples clamp */
+
+struct swift_params {
+	__u64 base_rtt_ns;	/* base RTT: initial window HostBw * base_rtt */
+	__u64 base_target_ns;	/* base target delay */
+	__u64 per_hop_ns;	/* topology-based scaling: added per hop */
+	__u64 fs_range_ns;	/* flow-based scaling range; 0 = FBS off */
+	__u32 fs_min_cwnd_mppm;	/* FBS: window (segments * 1e6) of full range */
+	__u32 fs_max_cwnd_segs;	/* FBS: window (segments) of no scaling */
+	__u32 hops;		/* hops when the ACK has no INT echo */
+	__u32 host_bw_mbps;	/* HostBw */
+	__u32 ai_bytes;		/* additive increase per RTT */
+	__u32 beta_ppm;		/* MD gain beta (0.8) */
+	__u32 max_mdf_ppm;	/* floor of the decrease factor (0.5) */
+	__u32 min_cwnd_bytes;	/* smallest (fractional) window */
+	__u32 init_cwnd_bytes;	/* 0 = HostBw * base_rtt (line rate) */
+	__u32 max_cwnd_bytes;	/* window cap */
+	struct vai_params vai;	/* ns of delay: token_thresh 0 = target + base_rtt */
+};
+
+struct swift_state {
+	struct vai_state vai;
+	__u64 cwnd;		/* bytes, may be below one segment */
+	__u64 t_last_decrease;	/* ns */
+	__u64 delay_ns;		/* last delay sample */
+	__u64 target_ns;	/* last target delay */
+	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
+	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
+	__u64 wref;		/* SF: reference window, bytes */
+	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
+	__u32 decreased;	/* t_last_decrease is valid */
+};
+
+LAW_INLINE void swift_params_default(struct swift_params *p)
+{
+	p->base_rtt_ns = 50000;
+	p->base_target_ns = 55000;	/* base RTT (50 us) + 5 us */
+	p->per_hop_ns = 2000;
+	p->fs_range_ns = 25000;
+	p->fs_min_cwnd_mppm = 100000;	/* 0.1 segments */
+	p->fs_max_cwnd_segs = 100;
+	p->hops = 1;
+	p->host_bw_mbps = 1000;
+	p->ai_bytes = 1448;		/* one segment per RTT */
+	p->beta_ppm = 800000;
+	p->max_mdf_ppm = 500000;
+	p->min_cwnd_bytes = 15;		/* ~0.01 segments */
+	p->init_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
+	vai_params_default(&p->vai, 30);	/* a token per 30 ns of delay */
+}
+
+LAW_INLINE int swift_params_check(const struct swift_params *p)
+{
+	if (p->base_rtt_ns < 1000 || p->base_rtt_ns > LAW_RTT_MAX_NS)
+		return LAW_E_BASE_RTT;
+	if (p->host_bw_mbps < 1 || p->host_bw_mbps > LAW_RATE_MAX_MBPS)
+		return LAW_E_HOST_BW;
+	if (p->base_target_ns < 1000 || p->base_target_ns > LAW_RTT_MAX_NS ||
+	    p->per_hop_ns > LAW_RTT_MAX_NS / 16 || p->hops > INT_MAX_HOPS * 3)
+		return LAW_E_TARGET;
+	if (p->fs_range_ns > LAW_RTT_MAX_NS ||
+	    (p->fs_range_ns && (p->fs_min_cwnd_mppm < 1000 ||
+				p->fs_max_cwnd_segs < 1 ||
+				p->fs_max_cwnd_segs > 100000 ||
+				(__u64)p->fs_min_cwnd_mppm >=
+				(__u64)p->fs_max_cwnd_segs * LAW_PPM)))
+		return LAW_E_FBS;
+	if (p->ai_bytes < 1 || p->ai_bytes > (1U << 24))
+		return LAW_E_AI;
+	if (p->beta_ppm < 1 || p->beta_ppm > LAW_PPM)
+		return LAW_E_BETA;
+	if (p->max_mdf_ppm < 1 || p->max_mdf_ppm >= LAW_PPM)
+		return LAW_E_MAX_MDF;
+	if (p->max_cwnd_bytes < LAW_MSS_MAX || p->max_cwnd_bytes > LAW_CWND_CAP_MAX ||
+	    p->min_cwnd_bytes < 1 || p->min_cwnd_bytes > LAW_MSS_DEFAULT)
+		return LAW_E_CWND_CAP;
+	if (p->init_cwnd_bytes > p->max_cwnd_bytes)
+		return LAW_E_INIT_CWND;
+	return vai_params_check(&p->vai);
+}
+
+/* 1/sqrt(x) in ppm for a window x in segments * 1e6 (x >= 1). */
+LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
+{
+	__u64 r = law_isqrt(law_max64(x_mppm, 1));
+
+	return 1000000000ULL / (r ? r : 1);	/* 1e6 * 1e3 / sqrt(x_mppm) */
+}
+
+/*
+ * Flow-based scaling: alpha / sqrt(cwnd) + beta clamped to [0, fs_range],
+ * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
+ * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
+ * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
+ * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
+ * the window in segments * 1e6.
+ */
+LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
+				   __u64 lo, __u64 cwnd_mppm)
+{
+	__u64 c, top;
+
+	if (!p)
+		return 0;
+	top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
+	/* Outside [fs_min, fs_max] no square root is needed. */
+	if (!top || cwnd_mppm >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)
+		return 0;
+	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
+		return top;
+	c = swift_inv_sqrt_ppm(cwnd_mppm);
+	if (c <= lo)
+		return 0;
+	if (c >= hi || hi <= lo)
+		return top;
+	/* top < 2^30, c - lo < 2^30: the product fits */
+	return top * (c - lo) / (hi - lo);
+}
+
+LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
+{
+	return swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
+}
+
+LAW_INLINE __u64 swift_fbs_lo_ppm(const struct swift_params *p)
+{
+	return swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) * LAW_PPM);
+}
+
+/* The FBS term of the target for a window of cwnd bytes. */
+LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
+			      __u32 mss)
+{
+	if (!p->fs_range_ns || !mss)
+		return 0;
+	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
+				swift_fbs_lo_ppm(p),
+				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
+}
+
+/* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
+LAW_INLINE __u64 swift_target_ns(const struct swift_state *s,
+				 const struct swift_params *p,
+				 const struct law_ack *ack, __u32 mss)
+{
+	__u64 hops = p->hops, fbs = 0;
+
+	if (ack->echo && ack->echo->nhops > 0 &&
+	    ack->echo->nhops <= INT_MAX_HOPS)
+		hops = ack->echo->nhops;
+	hops = law_min64(hops, INT_MAX_HOPS * 3);
+	if (p->fs_range_ns)
+		fbs = swift_fbs_scaled(p, s->fbs_hi_ppm,
+				       s->fbs_lo_ppm,
+				       law_min64(s->cwnd, LAW_CWND_CAP_MAX) *
+				       LAW_PPM / mss);
+	return law_min64(p->base_target_ns, LAW_RTT_MAX_NS) +
+	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) + fbs;
+}
+
+/* mdf = max(1 - beta * (delay - target) / delay, max_mdf), ppm. */
+LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
+			       __u32 max_mdf_ppm)
+{
+	__u64 cut, floor = law_min64(max_mdf_ppm, LAW_PPM);
+
+	if (!delay || delay <= target)
+		return LAW_PPM;
+	cut = law_min64(beta_ppm, LAW_PPM) * ((delay - target) * LAW_PPM /
+					       delay) / LAW_PPM;
+	if (cut >= LAW_PPM - floor)
+		return floor;
+	return LAW_PPM - cut;
+}
+
+LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p,
+			     __u32 mss, struct law_out *out)
+{
+	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
+	__u64 rtt = s->delay_ns ? s->delay_ns :
+		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
+
+	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
+			       law_max64(p->max_cwnd_bytes, mss), mss);
+	/* Fractional window: one segment at most every rtt * mss / cwnd. */
+	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
+		LAW_PACING_NONE;
+	out->signal_ppm = s->target_ns ?
+		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
+			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
+}
+
+LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
+			   __u32 snd_nxt, __u32 mss, struct law_out *out)
+{
+	__builtin_memset(s, 0, sizeof(*s));
+	if (!mss || mss > LAW_MSS_MAX)
+		mss = LAW_MSS_DEFAULT;
+	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
+		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
+	s->last_rtt_seq = snd_nxt;
+	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
+	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
+	out->trace = LAW_TR_INIT;
+	swift_output(s, p, mss, out);
+	s->wref = s->cwnd;
+}
+
+LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
+			     const struct law_ack *ack, struct law_out *out)
+{
+	__u32 mss = law_mss(ack);
+	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
+				SWIFT_DELAY_MAX_NS);
+	__u64 old = s->cwnd, target, ai, add, mdf, acked = ack->acked_bytes;
+	int rtt_end, congested, commit = 0;
+
+	out->trace = 0;
+	if (!delay) {
+		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
+		swift_output(s, p, mss, out);
+		return;
+	}
+	target = swift_target_ns(s, p, ack, mss);
+	s->delay_ns = delay;
+	s->target_ns = target;
+	congested = delay >= target;
+	rtt_end = law_seq_after(ack->snd_una, s->last_rtt_seq);
+	if (rtt_end) {
+		s->last_rtt_seq = ack->snd_nxt;
+		out->trace |= LAW_TR_RTT_UPDATE;
+	}
+	if (p->vai.enable) {
+		vai_observe(&s->vai, delay, congested);
+		if (rtt_end)
+			vai_rtt_end(&s->vai, &p->vai, p->vai.token_thresh ?
+				    p->vai.token_thresh :
+				    target + law_min64(p->base_rtt_ns,
+						       LAW_RTT_MAX_NS));
+	}
+	ai = law_min64(p->ai_bytes, 1U << 24) *
+	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
+	if (ai > p->ai_bytes)
+		out->trace |= LAW_TR_VAI;
+	/* ai * acked / cwnd: ai, acked < 2^30, so the product fits */
+	add = law_min64(ai, LAW_CWND_CAP_MAX) *
+	      law_min64(acked, LAW_CWND_CAP_MAX) /
+	      (s->cwnd >= mss ? s->cwnd : mss);
+	mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+	if (p->vai.sf_acks) {
+		/*
+		 * Sampling Frequency (section V-B): every ACK's window comes
+		 * from a reference window, committed every sf_acks ACKs while
+		 * decreasing and once per RTT while increasing.
+		 */
+		int sf = vai_sf_point(&s->vai, &p->vai);
+
+		if (congested) {
+			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+			if (p->vai.enable)	/* VAI always adds */
+				s->cwnd += add;
+			if (sf) {
+				commit = 1;
+				out->trace |= LAW_TR_SF;
+			}
+		} else {
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+			commit = rtt_end;
+		}
+	} else {
+		/* Decrease at most once per RTT (since the last decrease). */
+		int can_decrease = !s->decreased ||
+				   ack->now_ns < s->t_last_decrease ||
+				   ack->now_ns - s->t_last_decrease >= delay;
+
+		/* VAI always adds (section V-B); plain Swift below target. */
+		if (!congested || p->vai.enable)
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+		if (congested && can_decrease)
+			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+	}
+	swift_output(s, p, mss, out);
+	if (commit) {
+		s->wref = s->cwnd;
+		s->vai.acks_since_dec = 0;
+	}
+	if (s->cwnd < old) {
+		s->t_last_decrease = ack->now_ns;
+		s->decreased = 1;
+		out->trace |= LAW_TR_DECREASE;
+	} else if (s->cwnd > old) {
+		out->trace |= LAW_TR_INCREASE;
+	}
+}
+
+#endif /* CCLAB_LAW_SWIFT_H */

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * theta-PowerTCP (powertcp.txt, section 3.5 and Appendix B, Algorithm 2):
+ * PowerTCP's law from the RTT and its gradient, no switch support:
+ *	normPower = (dRTT/dt + 1) * RTT / tau,
+ * smoothed as in PowerTCP; the window is updated once per RTT
+ * (ack.seq >= lastUpdated), cwnd_old remembered once per RTT. Pacing
+ * cwnd / tau. Included by law.h.
+ */
+#ifndef CCLAB_LAW_THETA_POWERTCP_H
+#define CCLAB_LAW_THETA_POWERTCP_H
+
+#define THETA_RTT_MAX_NS	10000000000ULL	/* 10 s: larger samples clamp */
+
+struct theta_powertcp_params {
+	__u64 base_rtt_ns;	/* tau, base RTT */
+	__u32 host_bw_mbps;	/* HostBw, the NIC rate */
+	__u32 gamma_ppm;	/* EWMA gamma (0.9) */
+	__u32 beta_bytes;	/* additive increase; 0 = HostBw * tau / N */
+	__u32 expected_flows;	/* N */
+	__u32 init_cwnd_bytes;	/* 0 = HostBw * tau */
+	__u32 max_cwnd_bytes;	/* window cap */
+};
+
+struct theta_powertcp_state {
+	__u64 cwnd;		/* bytes */
+	__u64 cwnd_old;		/* bytes: window when the acked data was sent */
+	__u64 power_ppm;	/* Gamma_smooth */
+	__u64 beta;		/* bytes */
+	__u64 prev_rtt_ns;	/* prevRTT, 0 = none yet */
+	__u64 prev_t_ns;	/* t_c^prev */
+	__u32 last_updated;	/* lastUpdated: window updated once per RTT */
+	__u32 last_update_seq;	/* updateOld */
+};
+
+LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
+{
+	p->base_rtt_ns = 50000;
+	p->host_bw_mbps = 1000;
+	p->gamma_ppm = 900000;
+	p->beta_bytes = 0;
+	p->expected_flows = 100;
+	p->init_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
+}
+
+LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p)
+{
+	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
+				   p->expected_flows, p->init_cwnd_bytes,
+				   p->max_cwnd_bytes);
+
+	if (err)
+		return err;
+	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
+		return LAW_E_GAMMA;
+	if (p->beta_bytes > p->max_cwnd_bytes)
+		return LAW_E_AI;
+	return LAW_OK;
+}
+
+LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
+				    const struct theta_powertcp_params *p,
+				    __u32 snd_nxt, __u32 mss,
+				    struct law_out *out)
+{
+	__u64 bdp = powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
+	__u32 n = p->expected_flows ? p->expected_flows : 1;
+
+	__builtin_memset(s, 0, sizeof(*s));
+	if (!mss || mss > LAW_MSS_MAX)
+		mss = LAW_MSS_DEFAULT;
+	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes : bdp;
+	s->beta = p->beta_bytes ? p->beta_bytes : law_max64(bdp / n, 1);
+	s->power_ppm = LAW_PPM;
+	s->last_updated = snd_nxt;
+	s->last_update_seq = snd_nxt;
+	out->trace = LAW_TR_INIT;
+	powertcp_output(&s->cwnd, law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS),
+			p->max_cwnd_bytes, mss, s->power_ppm, out);
+	s->cwnd_old = s->cwnd;
+}
+
+/*
+ * normPower: (theta_dot + 1) * RTT / tau in ppm, where
+ * theta_dot + 1 = (RTT - prevRTT + dt) / dt, floored at 0.
+ */
+LAW_INLINE __u64 theta_norm_power(__u64 rtt_ns, __u64 prev_rtt_ns, __u64 dt_ns,
+				  __u64 tau_ns)
+{
+	__u64 grad1_ppm, power;
+
+	if (rtt_ns + dt_ns > prev_rtt_ns)
+		grad1_ppm = law_min64((rtt_ns + dt_ns - prev_rtt_ns) * LAW_PPM /
+				      dt_ns, LAW_SIGNAL_MAX_PPM);
+	else
+		grad1_ppm = 0;
+	/* grad1 <= 1e9, rtt <= 1e10: the product fits in 64 bits */
+	power = grad1_ppm * law_min64(rtt_ns, THETA_RTT_MAX_NS) / tau_ns;
+	return law_min64(power, LAW_SIGNAL_MAX_PPM);
+}
+
+LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
+				      const struct theta_powertcp_params *p,
+				      const struct law_ack *ack,
+				      struct law_out *out)
+{
+	__u32 mss = law_mss(ack);
+	__u64 tau = law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
+	__u64 rtt = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
+			      THETA_RTT_MAX_NS);
+	__u64 old = s->cwnd, dt;
+
+	out->trace = 0;
+	if (!rtt) {
+		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
+	} else if (!s->prev_rtt_ns || ack->now_ns <= s->prev_t_ns) {
+		/* First sample (or no time passed): nothing to differentiate. */
+		out->trace |= LAW_TR_HOLD;
+		if (!s->prev_rtt_ns || ack->now_ns < s->prev_t_ns) {
+			s->prev_rtt_ns = rtt;
+			s->prev_t_ns = ack->now_ns;
+		}
+	} else {
+		dt = law_min64(ack->now_ns - s->prev_t_ns, THETA_RTT_MAX_NS);
+		s->power_ppm = law_smooth(s->power_ppm,
+					  theta_norm_power(rtt, s->prev_rtt_ns,
+							   dt, tau), dt, tau);
+		s->prev_rtt_ns = rtt;
+		s->prev_t_ns = ack->now_ns;
+		/* updateWindow runs once per RTT. */
+		if (!law_seq_after(s->last_updated, ack->snd_una)) {
+			s->cwnd = powertcp_update_window(s->cwnd, s->cwnd_old,
+							 s->power_ppm, s->beta,
+							 p->gamma_ppm);
+			s->last_updated = ack->snd_nxt;
+		}
+	}
+	powertcp_output(&s->cwnd, tau, p->max_cwnd_bytes, mss, s->power_ppm,
+			out);
+	if (s->cwnd < old)
+		out->trace |= LAW_TR_DECREASE;
+	else if (s->cwnd > old)
+		out->trace |= LAW_TR_INCREASE;
+	law_update_old(&s->cwnd_old, &s->last_update_seq, s->cwnd, ack, out);
+}
+
+#endif /* CCLAB_LAW_THETA_POWERTCP_H */

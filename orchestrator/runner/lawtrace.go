@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"cclab/internal/cc"
+)
+
+// lawTrace is the extension `trace: true` asks for: the per-ACK trace of
+// cclab's eBPF laws (every registered law's sockets) into cc_trace.csv.
+type lawTrace struct {
+	opts cc.Options
+	f    *os.File
+	tr   *cc.Trace
+}
+
+func (l *lawTrace) Name() string { return "cc_trace" }
+
+func (l *lawTrace) Start(ctx context.Context, env *Env) error {
+	f, err := os.Create(filepath.Join(env.Dir, "cc_trace.csv"))
+	if err != nil {
+		return fmt.Errorf("cc_trace.csv: %w", err)
+	}
+	tr, err := cc.StartTrace(ctx, l.opts, f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.tr = f, tr
+	return nil
+}
+
+func (l *lawTrace) Stop(context.Context) (any, error) {
+	st, err := l.tr.Stop()
+	return st, errors.Join(err, l.f.Close())
+}

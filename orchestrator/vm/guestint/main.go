@@ -1,0 +1,93 @@
+// Command guestint runs inside the VM test's guest: it builds a topology
+// with cclab's own builder (orchestrator/netbuild: namespaces, HTB rate,
+// netem delay), attaches the INT switch (tcopt/switch) to every switch port
+// and the INT host agent (tcopt/agent) to the run's cgroup, prints what the
+// guest script needs as shell assignments, and keeps it all up until its
+// standard input closes or it is signalled; then it tears everything down.
+//
+//	guestint TOPOLOGY.yaml SRC DST
+//
+// Output: RUN=, NS_SRC=, NS_DST=, DST_ADDR=, CGROUP= and then READY; or
+// UNAVAILABLE <reason> (e.g. no TCX on 6.1) and exit status 3.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/topology"
+	"cclab/tcopt/agent"
+	intswitch "cclab/tcopt/switch"
+)
+
+func main() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: guestint TOPOLOGY.yaml SRC DST")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1], os.Args[2], os.Args[3]); err != nil {
+		fmt.Fprintln(os.Stderr, "guestint:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, file, src, dst string) error {
+	plan, err := topology.Load(file)
+	if err != nil {
+		return err
+	}
+	dstNode, ok := plan.Node(dst)
+	if !ok {
+		return fmt.Errorf("%s: no node %s", file, dst)
+	}
+	if _, ok := plan.Node(src); !ok {
+		return fmt.Errorf("%s: no node %s", file, src)
+	}
+	id := runid.New()
+	// Per-packet INT: offloads off (netbuild's default), TCP timestamps off.
+	net, err := netbuild.Up(ctx, id, plan, netbuild.Options{DefaultCC: "cubic"})
+	if err != nil {
+		return fmt.Errorf("build %s: %w", file, err)
+	}
+	defer net.Down(context.Background())
+	sw, err := intswitch.Attach(ctx, intswitch.Config{Netns: net.Netns, Ports: intswitch.PortsFromPlan(net.Plan, 0)})
+	if err != nil {
+		fmt.Printf("UNAVAILABLE INT switch: %v\n", err)
+		net.Down(context.Background())
+		os.Exit(3)
+	}
+	defer sw.Close()
+	ag, err := agent.Attach(ctx, id, agent.Options{})
+	if err != nil {
+		fmt.Printf("UNAVAILABLE INT host agent: %v\n", err)
+		sw.Close()
+		net.Down(context.Background())
+		os.Exit(3)
+	}
+	defer ag.Close()
+	fmt.Printf("RUN=%s\nNS_SRC=%s\nNS_DST=%s\nDST_ADDR=%s\nCGROUP=%s\nREADY\n",
+		id, net.Netns(src), net.Netns(dst), dstNode.Addr, ag.Cgroup())
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	st, err := ag.Stats()
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "guestint: agent: %d options written, %d echoes written, %d echoes parsed\n",
+			st.OptionsWritten, st.EchoesWritten, st.EchoesParsed)
+	}
+	return nil
+}
