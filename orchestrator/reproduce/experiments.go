@@ -298,7 +298,7 @@ func vaiIncast() *Experiment {
 			Claim{ID: law + "-jain", Paper: "With VAI and SF the Jain index is nearer 1 (converges much quicker).", Needs: []string{law, law + "_vaisf"}, Note: note,
 				Check: func(m map[string]Metrics) (string, bool, bool) {
 					a, b := m[law+"_vaisf"].Get("jain_mean"), m[law].Get("jain_mean")
-					return fmt.Sprintf("mean Jain: %s_vaisf %s, %s %s", law, f2(a), law, f2(b)), a > b, finite(a, b)
+					return fmt.Sprintf("mean Jain: %s_vaisf %.3f, %s %.3f", law, a, law, b), a > b, finite(a, b)
 				}})
 	}
 	return &Experiment{
