@@ -211,7 +211,7 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 	for _, o := range outs {
 		p("\n<a id=\"%s\"></a>\n## %s: %s\n\n", o.Name, o.Name, o.Title)
 		p("%s. Experiment file `%s`; run %s at %s (%.0f s), run directory `%s`.\n", o.Paper, o.File, o.RunID, o.Started, o.Seconds, o.Dir)
-		if v := o.Versions; v != nil {
+		if v := o.Versions; v["revision"] != "" {
 			mod := ""
 			if v["modified"] == "true" {
 				mod = " with uncommitted changes"
