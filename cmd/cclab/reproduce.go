@@ -16,7 +16,7 @@ import (
 
 func newReproduceCmd() *cobra.Command {
 	var out, docs, root string
-	var asJSON, noPage, list bool
+	var asJSON, noPage, list, pageOnly bool
 	cmd := &cobra.Command{
 		Use:   "reproduce NAME...|all",
 		Short: "Run the seeds' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
@@ -31,6 +31,23 @@ cannot be registered is reported, never faked.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return printList(cmd.OutOrStdout())
+			}
+			if pageOnly {
+				if root == "" && docs == "" {
+					var err error
+					if root, err = findRoot(); err != nil {
+						return err
+					}
+				}
+				if docs == "" {
+					docs = filepath.Join(root, "docs")
+				}
+				if err := reproduce.Publish(nil, docs); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "regenerated %s from %s\n", filepath.Join(docs, reproduce.ResultsPage),
+					filepath.Join(docs, reproduce.ResultsDir, reproduce.StoreFile))
+				return nil
 			}
 			if len(args) == 0 {
 				return fmt.Errorf("name an experiment or all (--list shows them)")
@@ -74,6 +91,7 @@ cannot be registered is reported, never faked.`,
 	fl.BoolVar(&asJSON, "json", false, "print the outcomes as JSON")
 	fl.BoolVar(&noPage, "no-page", false, "do not regenerate the results page")
 	fl.BoolVar(&list, "list", false, "list the experiments")
+	fl.BoolVar(&pageOnly, "page-only", false, "regenerate the pages from docs/results/results.json without running")
 	return cmd
 }
 

@@ -182,7 +182,9 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 	p("from each paper, and why, is in [reproduction.md](reproduction.md), with the\n")
 	p("emulation health of every run. A claim is *could not run* when a law it needs\n")
 	p("was not loaded or the INT switch was not active; *not measurable* when the run\n")
-	p("did not give a number the claim reads.\n\n")
+	p("did not give a number the claim reads. Why the measurements differ from the\n")
+	p("papers where they do is discussed in\n")
+	p("[reproduction.md](reproduction.md#reading-the-results).\n\n")
 	counts := map[string]int{}
 	p("| experiment | paper | claim | measured | verdict |\n| --- | --- | --- | --- | --- |\n")
 	for _, o := range outs {
