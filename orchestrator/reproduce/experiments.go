@@ -61,7 +61,10 @@ func queueMetrics(v view, group string, m Metrics) {
 		m["drain_rtts"] = m["drain"] / rtt
 	}
 	m["util_during"] = txUtilisation(q, start, end, v.rateBps)
-	m["util_after"] = txUtilisation(q, end, end+100*time.Millisecond, v.rateBps)
+	// After the incast, only while the long flow still sends.
+	if longEnd, ok := v.groupEnd("long"); ok && longEnd > end+10*time.Millisecond {
+		m["util_after"] = txUtilisation(q, end, min(end+100*time.Millisecond, longEnd), v.rateBps)
+	}
 }
 
 var queueMetricList = []Metric{

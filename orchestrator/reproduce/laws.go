@@ -3,6 +3,8 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"cclab/internal/cc"
 )
@@ -36,8 +38,20 @@ func RegisterLaw(ctx context.Context, n Need) error {
 	if n.Name != n.Law {
 		opts.Names = map[string]string{n.Law: n.Name}
 	}
-	if _, err := cc.Load(ctx, []string{n.Law}, n.Settings, opts); err != nil {
-		return fmt.Errorf("register %s: %w", n.Name, err)
+	// The kernel frees an unregistered struct_ops after an RCU grace
+	// period: right after an unload the name may still be taken.
+	for try := 0; ; try++ {
+		_, err := cc.Load(ctx, []string{n.Law}, n.Settings, opts)
+		if err == nil {
+			return nil
+		}
+		if try == 20 || !strings.Contains(err.Error(), "already registered") {
+			return fmt.Errorf("register %s: %w", n.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return nil
 }
