@@ -229,12 +229,25 @@ func (v view) fctPercentile(group string, p float64) float64 {
 	return metrics.Percentile(vs, p)
 }
 
-// slowdownPercentile is the p-th percentile slowdown of the complete flows
-// with size in [lo, hi) (hi 0: no upper bound), and how many there were.
+// netSlowdown is a flow's slowdown from its packet FCT (the captures:
+// first SYN to the ACK covering the last byte), as the papers' simulators
+// measure it; the application's FCT on this machine also holds the
+// in-process runner's scheduling delays (see appLate). Flows without a
+// complete packet view keep the application's slowdown.
+func netSlowdown(f report.Flow) float64 {
+	if f.PcapStatus == "complete" && f.PcapFCT > 0 && f.Ideal > 0 {
+		return max(1, float64(f.PcapFCT)/float64(f.Ideal))
+	}
+	return f.Slowdown.F()
+}
+
+// slowdownPercentile is the p-th percentile network slowdown of the
+// complete flows with size in [lo, hi) (hi 0: no upper bound), and how
+// many there were.
 func (v view) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
 	var vs []float64
 	for _, f := range v.a.Flows {
-		s := f.Slowdown.F()
+		s := netSlowdown(f)
 		if !f.Complete || math.IsNaN(s) || f.Size < lo || (hi > 0 && f.Size >= hi) {
 			continue
 		}
@@ -245,6 +258,19 @@ func (v view) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
 		return nan, 0
 	}
 	return metrics.Percentile(vs, p), len(vs)
+}
+
+// appLate counts the flows whose application FCT exceeds the packet FCT
+// by more than d: time spent outside the network (connect and read in a
+// loaded process).
+func (v view) appLate(d time.Duration) float64 {
+	n := 0
+	for _, f := range v.a.Flows {
+		if f.Complete && f.PcapStatus == "complete" && f.FCT-f.PcapFCT > d {
+			n++
+		}
+	}
+	return float64(n)
 }
 
 // failed counts the flows that did not complete.
