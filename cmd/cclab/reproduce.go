@@ -26,8 +26,8 @@ analyses every run, checks each paper claim against the measurements
 its figures under docs/results/ and the health section of
 docs/reproduction.md. Before each experiment it registers the laws it
 compares with the experiment's parameters (reloading a law registered with
-others; registrations stay, cclab cc unload removes them); a law that
-cannot be registered is reported, never faked.`,
+others) and, at the end, unregisters what it registered; a law that cannot
+be registered is reported, never faked.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return printList(cmd.OutOrStdout())
@@ -61,7 +61,7 @@ cannot be registered is reported, never faked.`,
 					return err
 				}
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Ensure: reproduce.RegisterLaw}
+			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Ensure: reproduce.RegisterLaw, Unregister: reproduce.UnregisterLaws}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {

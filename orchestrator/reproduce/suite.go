@@ -27,11 +27,17 @@ type Options struct {
 	Extensions func() []runner.Extension
 	// Ensure registers a law under its name with exactly its settings
 	// (reloading it when it is registered with others), before each
-	// experiment. Nil: laws must be loaded beforehand (`cclab cc load`)
-	// with the settings the experiment names; those that are not loaded
-	// are reported as missing, and the parameters in force are the ones
-	// loaded.
-	Ensure func(ctx context.Context, n Need) error
+	// experiment, and reports whether it registered it. Nil: laws must be
+	// loaded beforehand (`cclab cc load`) with the settings the
+	// experiment names; those that are not loaded are reported as
+	// missing, and the parameters in force are the ones loaded.
+	Ensure func(ctx context.Context, n Need) (registered bool, err error)
+	// Unregister removes, when the suite ends, the registrations Ensure
+	// made, so that they do not outlive it with the suite's parameters
+	// (a later run's `laws:` section would refuse them).
+	Unregister func(names []string) error
+
+	registered map[string]bool // names Ensure registered during Run
 }
 
 // Verdicts of a claim.
@@ -112,6 +118,23 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 		opt.Log = io.Discard
 	}
 	var out []*Outcome
+	registered := map[string]bool{}
+	opt.registered = registered
+	defer func() {
+		if opt.Unregister == nil || len(registered) == 0 {
+			return
+		}
+		var names []string
+		for n := range registered {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if err := opt.Unregister(names); err != nil {
+			fmt.Fprintf(opt.Log, "unregistering %v: %v\n", names, err)
+		} else {
+			fmt.Fprintf(opt.Log, "unregistered %v (registered by the suite)\n", names)
+		}
+	}()
 	for i, e := range exps {
 		fmt.Fprintf(opt.Log, "== [%d/%d] %s: %s (%s)\n", i+1, len(exps), e.Name, e.Title, e.Paper)
 		o := runOne(ctx, e, opt)
@@ -144,7 +167,11 @@ func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
 			continue
 		}
 		fmt.Fprintf(opt.Log, "ensuring %s\n", n.LoadCommand())
-		if err := opt.Ensure(ctx, n); err != nil {
+		reg, err := opt.Ensure(ctx, n)
+		if reg {
+			opt.registered[n.Name] = true
+		}
+		if err != nil {
 			fmt.Fprintf(opt.Log, "could not load %s: %v\n", n.Name, err)
 			loadErr[n.Name] = err.Error()
 			avail[n.Name] = false
