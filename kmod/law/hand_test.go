@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// bigCap lifts the window cap of PowerTCP, theta-PowerTCP and HPCC above
-// their default, the line-rate window HostBw * tau (6250 B here), so that
-// an increase from the initial window shows in the numbers.
+// bigCap pins the window cap of PowerTCP, theta-PowerTCP and HPCC well
+// above the initial window (6250 B here), whatever the default, so that an
+// increase from the initial window shows in the numbers.
 const bigCap = "max_cwnd_bytes=1048576"
 
 // replayFile replays a testdata trace with the law's defaults changed by kv.

@@ -49,7 +49,7 @@ LAW_INLINE void hpcc_params_default(struct hpcc_params *p)
 	p->wai_bytes = 0;
 	p->expected_flows = 100;
 	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
 	p->pad = 0;
 	vai_params_default(&p->vai, 1024);	/* a token per KB of queue */
 }

@@ -46,7 +46,12 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 	)
 	rateBpus := float64(rateMbps) / 8         // bytes per us
 	kBytes := 5000 * float64(rateMbps) / 1000 // ECN threshold, 5 KB per Gbit/s
-	if l != DCTCP {
+	switch l {
+	case PowerTCP, ThetaPowerTCP, HPCC:
+		// Their window capped at the line-rate window HostBw * tau, as the
+		// papers' implementations cap the rate at line rate.
+		kv = append([]string{fmt.Sprintf("host_bw_mbps=%d", rateMbps), "max_cwnd_bytes=0"}, kv...)
+	case Swift:
 		kv = append([]string{fmt.Sprintf("host_bw_mbps=%d", rateMbps)}, kv...)
 	}
 	p, err := DefaultParams(l)

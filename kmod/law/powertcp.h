@@ -41,7 +41,7 @@ LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 	p->beta_bytes = 0;
 	p->expected_flows = 100;
 	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
 }
 
 /*

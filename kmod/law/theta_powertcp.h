@@ -41,7 +41,7 @@ LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
 	p->beta_bytes = 0;
 	p->expected_flows = 100;
 	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 0;
+	p->max_cwnd_bytes = 16 << 20;
 }
 
 LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p)
