@@ -20,7 +20,7 @@ func runCclab(t *testing.T, args ...string) (string, error) {
 }
 
 func TestLawReplayCommand(t *testing.T) {
-	out, err := runCclab(t, "law", "replay", "--law", "hpcc", "../../kmod/law/testdata/hpcc_2hop.csv")
+	out, err := runCclab(t, "law", "replay", "--law", "hpcc", "max_cwnd_bytes=1048576", "../../kmod/law/testdata/hpcc_2hop.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

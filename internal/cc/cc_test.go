@@ -180,4 +180,21 @@ func TestEnsure(t *testing.T) {
 	if got, _ := List(opts); len(got) != 2 {
 		t.Errorf("List after Ensure: %v", got)
 	}
+
+	// Reconcile re-registers the one whose parameters differ, keeps the other.
+	replaced, err := Reconcile(context.Background(), []string{"dctcp", "hpcc"}, []string{"g_shift=6", "eta_ppm=900000"}, opts)
+	if err != nil || len(replaced) != 1 || replaced[0] != "dctcp" {
+		t.Fatalf("Reconcile = %v, %v; want [dctcp]", replaced, err)
+	}
+	got, _ := List(opts)
+	for _, r := range got {
+		if r.Law == "dctcp" {
+			if p, _ := r.Params.Get("g_shift"); p.Value != 6 {
+				t.Errorf("dctcp g_shift after Reconcile = %d, want 6", p.Value)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("List after Reconcile: %v", got)
+	}
 }

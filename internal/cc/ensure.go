@@ -78,3 +78,34 @@ func settingApplies(setting string, laws []string) bool {
 	}
 	return false
 }
+
+// Reconcile is Ensure for a run whose file names its laws' parameters: a
+// law cclab registered with other parameters is unregistered and registered
+// again with these (sockets still using the old registration keep it until
+// they close). It returns the laws it re-registered.
+func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
+	want, err := Resolve(laws, settings)
+	if err != nil {
+		return nil, err
+	}
+	have, err := List(opts)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, ps := range want {
+		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		if i >= 0 && have[i].Params.String() != ps.String() {
+			stale = append(stale, ps.Law)
+		}
+	}
+	if len(stale) > 0 {
+		if _, err := Unload(stale, opts); err != nil {
+			return nil, fmt.Errorf("re-register %v: %w", stale, err)
+		}
+	}
+	if _, err := Ensure(ctx, laws, settings, opts); err != nil {
+		return stale, err
+	}
+	return stale, nil
+}

@@ -7,6 +7,11 @@ import (
 	"testing"
 )
 
+// bigCap pins the window cap of PowerTCP, theta-PowerTCP and HPCC well
+// above the initial window (6250 B here), whatever the default, so that an
+// increase from the initial window shows in the numbers.
+const bigCap = "max_cwnd_bytes=1048576"
+
 // replayFile replays a testdata trace with the law's defaults changed by kv.
 func replayFile(t *testing.T, l Law, file string, kv ...string) *Result {
 	t.Helper()
@@ -57,7 +62,7 @@ func wantStep(t *testing.T, s Step, cwnd, signal uint64, flags Trace) {
 // Smoothed: (1 * (50-10) + 1 * 10) / 50 = 1 -> 1000000 ppm.
 // cwnd = 0.9 * (6250 / 1 + 62) + 0.1 * 6250 = 5680.8 + 625 = 6305.8 -> 6305.
 func TestHandPowerTCPUnitPower(t *testing.T) {
-	res := replayFile(t, PowerTCP, "powertcp_unit_power.csv")
+	res := replayFile(t, PowerTCP, "powertcp_unit_power.csv", bigCap)
 	wantStep(t, res.Steps[0], 6250, 1000000, TrInit)
 	wantStep(t, res.Steps[1], 6250, 1000000, TrHold|TrINTPath)
 	wantStep(t, res.Steps[2], 6305, 1000000, TrIncrease)
@@ -108,7 +113,7 @@ func TestHandThetaPowerTCP(t *testing.T) {
 // U < eta and incStage 0 < maxStage: AI, W = Wc + W_AI with
 // W_init = 6250 B, W_AI = 6250 * (1 - 0.95) / 100 = 3.125 -> 3: W = 6253.
 func TestHandHPCCTwoHopU(t *testing.T) {
-	res := replayFile(t, HPCC, "hpcc_2hop.csv")
+	res := replayFile(t, HPCC, "hpcc_2hop.csv", bigCap)
 	wantStep(t, res.Steps[1], 6250, 0, TrHold|TrINTPath)
 	wantStep(t, res.Steps[2], 6253, 220000, TrAI|TrRTT)
 }
@@ -175,9 +180,9 @@ func TestHandVAITokens(t *testing.T) {
 		{TimeNs: 10000, Acked: 1448, Hops: hop(10000)},
 		{TimeNs: 20000, Acked: 1448, Hops: hop(20000)},
 	}
-	res := replayEvents(t, HPCC, ev, "vai_enable=1", "vai_token_thresh=10240")
+	res := replayEvents(t, HPCC, ev, bigCap, "vai_enable=1", "vai_token_thresh=10240")
 	wantStep(t, res.Steps[2], 6340, 16384, TrAI|TrVAI|TrRTT)
-	res = replayEvents(t, HPCC, ev)
+	res = replayEvents(t, HPCC, ev, bigCap)
 	wantStep(t, res.Steps[2], 6253, 16384, TrAI|TrRTT)
 	if res.Steps[2].Trace.Has(TrVAI) {
 		t.Errorf("VAI off by default, trace says %s", res.Steps[2].Trace)

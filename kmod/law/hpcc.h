@@ -23,7 +23,7 @@ struct hpcc_params {
 	__u32 wai_bytes;	/* W_AI; 0 = W_init * (1 - eta) / N */
 	__u32 expected_flows;	/* N, concurrent flows expected on a link */
 	__u32 init_cwnd_bytes;	/* 0 = W_init */
-	__u32 max_cwnd_bytes;	/* window cap */
+	__u32 max_cwnd_bytes;	/* window cap; 0 = B_NIC * T (line rate) */
 	__u32 pad;
 	struct vai_params vai;	/* bytes of queue: token_thresh 0 = W_init */
 };
@@ -66,7 +66,7 @@ LAW_INLINE int hpcc_params_check(const struct hpcc_params *p)
 		return LAW_E_ETA;
 	if (p->max_stage > 100)
 		return LAW_E_MAX_STAGE;
-	if (p->wai_bytes > p->max_cwnd_bytes)
+	if (p->wai_bytes > LAW_CWND_CAP_MAX)
 		return LAW_E_AI;
 	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
 		return LAW_E_INT_AGE;
@@ -78,7 +78,9 @@ LAW_INLINE void hpcc_output(struct hpcc_state *s, const struct hpcc_params *p,
 {
 	__u64 T = law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 
-	s->w = law_out_cwnd(out, s->w, mss, law_max64(p->max_cwnd_bytes, mss),
+	s->w = law_out_cwnd(out, s->w, mss,
+			    law_max64(law_cwnd_cap(p->max_cwnd_bytes,
+						   p->host_bw_mbps, T), mss),
 			    mss);
 	out->pacing_rate = law_rate_Bps(s->w, T);	/* R = W / T */
 	out->signal_ppm = s->u_ppm;

@@ -6,27 +6,30 @@ import (
 )
 
 // A closed loop: flows running a law through one bottleneck port, in a
-// discrete-time model (1 us steps). Each packet is stamped with the INT
-// record it would carry (queue, transmitted bytes and time at its
-// dequeue), marked ECN above a threshold, and acknowledged one base RTT
-// plus its queueing delay after it was sent. Laws that work keep the link
-// busy with a short queue; a wrong sign or unit shows up as an idle link
-// or a standing queue.
+// discrete-time model (1 us steps). The port is a FIFO; each packet is
+// stamped at its dequeue with the INT record a switch writes then (queue
+// left behind it, bytes transmitted, time), marked ECN if the queue it
+// joined was above a threshold, and acknowledged one base RTT after its
+// dequeue. Laws that work keep the link busy with a short queue; a wrong
+// sign or unit shows up as an idle link or a standing queue.
 type loopFlow struct {
 	ctl      *Controller
 	out      Out
 	credit   float64 // bytes the host may send now (pacing / NIC rate)
 	sent     uint64
 	acked    uint64
-	pending  []loopPkt
+	acks     []loopPkt // dequeued, waiting for their ACK time
 	echoSeq  uint32
 	ackBytes uint64 // delivered in the measured window
 }
 
 type loopPkt struct {
-	ackAt, sentAt       float64 // us
-	qlen, tx, ts, ecn   uint64
-	dequeueNs, bytesSeq uint64
+	flow                *loopFlow
+	end                 float64 // the port's byte count when its last byte leaves
+	sentAt, ackAt       float64 // us
+	qlen, tx, dequeueNs uint64
+	ecn                 bool
+	bytesSeq            uint64
 }
 
 type loopResult struct {
@@ -43,7 +46,12 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 	)
 	rateBpus := float64(rateMbps) / 8         // bytes per us
 	kBytes := 5000 * float64(rateMbps) / 1000 // ECN threshold, 5 KB per Gbit/s
-	if l != DCTCP {
+	switch l {
+	case PowerTCP, ThetaPowerTCP, HPCC:
+		// Their window capped at the line-rate window HostBw * tau, as the
+		// papers' implementations cap the rate at line rate.
+		kv = append([]string{fmt.Sprintf("host_bw_mbps=%d", rateMbps), "max_cwnd_bytes=0"}, kv...)
+	case Swift:
 		kv = append([]string{fmt.Sprintf("host_bw_mbps=%d", rateMbps)}, kv...)
 	}
 	p, err := DefaultParams(l)
@@ -63,7 +71,8 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 		}
 		flows[i] = &loopFlow{ctl: c, out: out}
 	}
-	var q, tx float64
+	var fifo []loopPkt
+	var q, tx, enq float64 // queued bytes, bytes sent by the port, bytes ever queued
 	var busy, qsum float64
 	measured := 0
 	for step := 0; step < steps; step++ {
@@ -79,21 +88,24 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 			for f.credit >= mss && f.sent+mss <= f.acked+f.out.CwndBytes {
 				f.credit -= mss
 				f.sent += mss
+				enq += mss
+				fifo = append(fifo, loopPkt{flow: f, end: enq, sentAt: now,
+					ecn: q > kBytes, bytesSeq: f.sent})
 				q += mss
-				waitUs := q / rateBpus
-				pk := loopPkt{sentAt: now, ackAt: now + waitUs + tauUs,
-					qlen: uint64(q), tx: uint64(tx + q), bytesSeq: f.sent}
-				pk.dequeueNs = uint64((now + waitUs) * 1000)
-				if q > kBytes {
-					pk.ecn = 1
-				}
-				f.pending = append(f.pending, pk)
 			}
 		}
-		// The port.
+		// The port: serve a step's bytes, stamp what leaves.
 		served := min(q, rateBpus)
 		q -= served
 		tx += served
+		for len(fifo) > 0 && fifo[0].end <= tx {
+			pk := fifo[0]
+			fifo = fifo[1:]
+			pk.qlen, pk.tx = uint64(q), uint64(tx)
+			pk.dequeueNs = uint64(now * 1000)
+			pk.ackAt = now + tauUs
+			pk.flow.acks = append(pk.flow.acks, pk)
+		}
 		if second {
 			busy += served / rateBpus
 			qsum += q
@@ -101,9 +113,9 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 		}
 		// ACKs due now.
 		for _, f := range flows {
-			for len(f.pending) > 0 && f.pending[0].ackAt <= now {
-				pk := f.pending[0]
-				f.pending = f.pending[1:]
+			for len(f.acks) > 0 && f.acks[0].ackAt <= now {
+				pk := f.acks[0]
+				f.acks = f.acks[1:]
 				f.acked = pk.bytesSeq
 				f.echoSeq++
 				a := Ack{NowNs: uint64(now * 1000), AckedBytes: mss, MSS: mss,
@@ -112,7 +124,7 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 					Echo: &Echo{ArrivedNs: uint64(now * 1000), Count: f.echoSeq, Hops: []Hop{{
 						Qlen: uint32(pk.qlen), TxBytes: uint32(pk.tx % TxWrap),
 						Ts: uint32(pk.dequeueNs % TsWrap), RateMbps: rateMbps}}}}
-				if pk.ecn == 1 {
+				if pk.ecn {
 					a.ECEBytes, a.ECE = mss, true
 				}
 				out, err := f.ctl.OnAck(a)
@@ -187,5 +199,36 @@ func TestClosedLoopBottleneck(t *testing.T) {
 	plain, vai := gap["hpcc []"], gap["hpcc [vai_enable=1 vai_sf_acks=30]"]
 	if vai >= plain {
 		t.Errorf("HPCC share gap %.2f with VAI+SF, %.2f without: want VAI+SF fairer", vai, plain)
+	}
+}
+
+// Eight flows at once (eight times the link): the laws must still settle
+// to a busy link and a short queue. PowerTCP is left out: in this model
+// it keeps a standing queue of about one BDP with 8-16 flows (61-81 KB,
+// utilisation 97-98 %), an open question (README, "Known behaviour").
+func TestClosedLoopEightFlows(t *testing.T) {
+	const bdp = 62500
+	cases := []struct {
+		law      Law
+		kv       []string
+		minUtil  float64
+		maxQueue float64
+	}{
+		{ThetaPowerTCP, []string{"base_rtt_ns=52000"}, 0.9, bdp / 2},
+		{HPCC, []string{"base_rtt_ns=52000"}, 0.88, bdp / 2},
+		{Swift, []string{"base_rtt_ns=52000", "base_target_ns=55000"}, 0.9, bdp / 2},
+		{DCTCP, nil, 0.9, bdp},
+	}
+	for _, c := range cases {
+		r := runLoop(t, c.law, 10000, 8, c.kv...)
+		t.Logf("%-14s: utilisation %.3f, mean queue %.0f B, shares %.2f", c.law, r.util, r.meanQueue, r.share)
+		if r.util < c.minUtil || r.meanQueue > c.maxQueue {
+			t.Errorf("%s: utilisation %.3f, mean queue %.0f B; want >= %.2f and < %.0f", c.law, r.util, r.meanQueue, c.minUtil, c.maxQueue)
+		}
+		for i, s := range r.share {
+			if s < 0.05 {
+				t.Errorf("%s: flow %d got %.1f %% of the link", c.law, i, 100*s)
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ func TestParamsCheck(t *testing.T) {
 			"max_cwnd_bytes": 1<<30 + 1},
 		HPCC: {"base_rtt_ns": 0, "host_bw_mbps": 0, "eta_ppm": 99999, "max_stage": 101,
 			"wai_bytes": 1 << 31, "expected_flows": 0, "init_cwnd_bytes": 1 << 31,
-			"max_cwnd_bytes": 0, "int_max_age_ns": 2e9, "vai_enable": 2, "vai_sf_acks": 100001,
+			"max_cwnd_bytes": 1000, "int_max_age_ns": 2e9, "vai_enable": 2, "vai_sf_acks": 100001,
 			"vai_token_thresh": 1<<40 + 1, "vai_ai_div": 0, "vai_bank_cap": 0, "vai_ai_cap": 1001,
 			"vai_dampener_const": 0},
 		Swift: {"base_rtt_ns": 0, "host_bw_mbps": 0, "base_target_ns": 999, "per_hop_ns": 1e9,

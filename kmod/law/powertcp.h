@@ -19,7 +19,7 @@ struct powertcp_params {
 	__u32 beta_bytes;	/* additive increase; 0 = HostBw * tau / N */
 	__u32 expected_flows;	/* N, flows expected to share the NIC */
 	__u32 init_cwnd_bytes;	/* 0 = HostBw * tau */
-	__u32 max_cwnd_bytes;	/* window cap */
+	__u32 max_cwnd_bytes;	/* window cap; 0 = HostBw * tau (line rate) */
 };
 
 struct powertcp_state {
@@ -44,6 +44,23 @@ LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 	p->max_cwnd_bytes = 16 << 20;
 }
 
+/*
+ * The window cap of PowerTCP, theta-PowerTCP and HPCC: max_cwnd_bytes, or
+ * when 0 the line-rate window HostBw * tau (their reference
+ * implementations cap the rate at the NIC's line rate).
+ */
+LAW_INLINE __u64 law_cwnd_cap(__u32 max_cwnd_bytes, __u32 host_bw_mbps,
+			      __u64 base_rtt_ns)
+{
+	__u64 bdp;
+
+	if (max_cwnd_bytes)
+		return max_cwnd_bytes;
+	bdp = law_bdp_bytes(law_min64(host_bw_mbps, LAW_RATE_MAX_MBPS),
+			    law_min64(base_rtt_ns, LAW_RTT_MAX_NS));
+	return law_clamp64(bdp, 1, LAW_CWND_CAP_MAX);
+}
+
 /* Shared checks of the power laws' common fields. */
 LAW_INLINE int law_check_common(__u64 base_rtt_ns, __u32 host_bw_mbps,
 				__u32 expected_flows, __u32 init_cwnd_bytes,
@@ -55,9 +72,11 @@ LAW_INLINE int law_check_common(__u64 base_rtt_ns, __u32 host_bw_mbps,
 		return LAW_E_HOST_BW;
 	if (expected_flows < 1 || expected_flows > 100000)
 		return LAW_E_FLOWS;
-	if (max_cwnd_bytes < LAW_MSS_MAX || max_cwnd_bytes > LAW_CWND_CAP_MAX)
+	if (max_cwnd_bytes && (max_cwnd_bytes < LAW_MSS_MAX ||
+			       max_cwnd_bytes > LAW_CWND_CAP_MAX))
 		return LAW_E_CWND_CAP;
-	if (init_cwnd_bytes > max_cwnd_bytes)
+	if (init_cwnd_bytes > law_cwnd_cap(max_cwnd_bytes, host_bw_mbps,
+					   base_rtt_ns))
 		return LAW_E_INIT_CWND;
 	return LAW_OK;
 }
@@ -72,7 +91,7 @@ LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 		return err;
 	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
 		return LAW_E_GAMMA;
-	if (p->beta_bytes > p->max_cwnd_bytes)
+	if (p->beta_bytes > LAW_CWND_CAP_MAX)
 		return LAW_E_AI;
 	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
 		return LAW_E_INT_AGE;
@@ -90,10 +109,10 @@ LAW_INLINE __u64 powertcp_host_bdp(__u32 host_bw_mbps, __u64 base_rtt_ns)
 
 /* Fill out from the state: window clamp, pacing cwnd / tau. */
 LAW_INLINE void powertcp_output(__u64 *cwnd, __u64 base_rtt_ns,
-				__u32 max_cwnd, __u32 mss, __u64 power_ppm,
+				__u64 cap, __u32 mss, __u64 power_ppm,
 				struct law_out *out)
 {
-	*cwnd = law_out_cwnd(out, *cwnd, mss, law_max64(max_cwnd, mss), mss);
+	*cwnd = law_out_cwnd(out, *cwnd, mss, law_max64(cap, mss), mss);
 	out->pacing_rate = law_rate_Bps(*cwnd, base_rtt_ns);
 	out->signal_ppm = power_ppm;
 }
@@ -113,7 +132,9 @@ LAW_INLINE void powertcp_init(struct powertcp_state *s,
 	s->power_ppm = LAW_PPM;		/* start as if at equilibrium */
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
-	powertcp_output(&s->cwnd, p->base_rtt_ns, p->max_cwnd_bytes, mss,
+	powertcp_output(&s->cwnd, p->base_rtt_ns,
+			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+				     p->base_rtt_ns), mss,
 			s->power_ppm, out);
 	s->cwnd_old = s->cwnd;
 }
@@ -228,8 +249,9 @@ LAW_INLINE void powertcp_on_ack(struct powertcp_state *s,
 							 p->gamma_ppm);
 		}
 	}
-	powertcp_output(&s->cwnd, tau, p->max_cwnd_bytes, mss, s->power_ppm,
-			out);
+	powertcp_output(&s->cwnd, tau,
+			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
+			mss, s->power_ppm, out);
 	if (s->cwnd < old)
 		out->trace |= LAW_TR_DECREASE;
 	else if (s->cwnd > old)

@@ -19,7 +19,7 @@ struct theta_powertcp_params {
 	__u32 beta_bytes;	/* additive increase; 0 = HostBw * tau / N */
 	__u32 expected_flows;	/* N */
 	__u32 init_cwnd_bytes;	/* 0 = HostBw * tau */
-	__u32 max_cwnd_bytes;	/* window cap */
+	__u32 max_cwnd_bytes;	/* window cap; 0 = HostBw * tau (line rate) */
 };
 
 struct theta_powertcp_state {
@@ -54,7 +54,7 @@ LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p
 		return err;
 	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
 		return LAW_E_GAMMA;
-	if (p->beta_bytes > p->max_cwnd_bytes)
+	if (p->beta_bytes > LAW_CWND_CAP_MAX)
 		return LAW_E_AI;
 	return LAW_OK;
 }
@@ -77,7 +77,8 @@ LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
 	powertcp_output(&s->cwnd, law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS),
-			p->max_cwnd_bytes, mss, s->power_ppm, out);
+			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+				     p->base_rtt_ns), mss, s->power_ppm, out);
 	s->cwnd_old = s->cwnd;
 }
 
@@ -136,8 +137,9 @@ LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
 			s->last_updated = ack->snd_nxt;
 		}
 	}
-	powertcp_output(&s->cwnd, tau, p->max_cwnd_bytes, mss, s->power_ppm,
-			out);
+	powertcp_output(&s->cwnd, tau,
+			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
+			mss, s->power_ppm, out);
 	if (s->cwnd < old)
 		out->trace |= LAW_TR_DECREASE;
 	else if (s->cwnd > old)

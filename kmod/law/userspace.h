@@ -126,9 +126,15 @@ static inline void law_any_on_acks(int law, union law_any_state *s,
 static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 {
 	switch (law) {
-	case LAW_ID_POWERTCP: return p->powertcp.max_cwnd_bytes;
-	case LAW_ID_THETA_POWERTCP: return p->theta.max_cwnd_bytes;
-	case LAW_ID_HPCC: return p->hpcc.max_cwnd_bytes;
+	case LAW_ID_POWERTCP:
+		return law_cwnd_cap(p->powertcp.max_cwnd_bytes, p->powertcp.host_bw_mbps,
+				    law_clamp64(p->powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+	case LAW_ID_THETA_POWERTCP:
+		return law_cwnd_cap(p->theta.max_cwnd_bytes, p->theta.host_bw_mbps,
+				    law_clamp64(p->theta.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+	case LAW_ID_HPCC:
+		return law_cwnd_cap(p->hpcc.max_cwnd_bytes, p->hpcc.host_bw_mbps,
+				    law_clamp64(p->hpcc.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 	case LAW_ID_SWIFT: return p->swift.max_cwnd_bytes;
 	case LAW_ID_DCTCP: return p->dctcp.max_cwnd_bytes;
 	}

@@ -72,8 +72,12 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	}
 	if len(p.Laws) > 0 {
 		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, p.Exp.LawSettings())
-		if _, err := cclaws.Ensure(ctx, p.Laws, p.Exp.LawSettings(), opt.Laws); err != nil {
+		replaced, err := cclaws.Reconcile(ctx, p.Laws, p.Exp.LawSettings(), opt.Laws)
+		if err != nil {
 			return nil, fmt.Errorf("register laws: %w", err)
+		}
+		if len(replaced) > 0 {
+			fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters\n", replaced)
 		}
 	}
 	for _, v := range p.Variants {
