@@ -127,7 +127,7 @@ func TestParameters(t *testing.T) {
 	}
 
 	regs, err := Load(context.Background(), []string{"hpcc", "swift"},
-		[]string{"base_rtt_ns=80000", "hpcc.eta_ppm=900000", "vai.enable=1"}, opts)
+		[]string{"base_rtt_ns=80000", "hpcc.eta_ppm=900000", "vai_enable=1"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,8 @@ func TestParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]uint64{
-		"hpcc":  {"base_rtt_ns": 80000, "eta_ppm": 900000, "vai.enable": 1, "max_stage": 5},
-		"swift": {"base_rtt_ns": 80000, "vai.enable": 1, "beta_ppm": 800000},
+		"hpcc":  {"base_rtt_ns": 80000, "eta_ppm": 900000, "vai_enable": 1, "max_stage": 5},
+		"swift": {"base_rtt_ns": 80000, "vai_enable": 1, "beta_ppm": 800000},
 	}
 	for _, r := range got {
 		for k, v := range want[r.Law] {

@@ -135,8 +135,7 @@ func cutSetting(s string) (name, value string, ok bool) {
 	return name, value, ok && name != "" && value != ""
 }
 
-// splitLawName splits "law.param" when law names a law ("vai.enable" is a
-// parameter of its own: no law is called vai).
+// splitLawName splits "law.param" when law names a law.
 func splitLawName(name string) (law, param string) {
 	if l, n, dotted := strings.Cut(name, "."); dotted && slices.Contains(Laws(), l) {
 		return l, n

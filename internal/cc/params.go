@@ -188,7 +188,7 @@ func (ps *Params) addFields(st *btf.Struct, prefix string, base int) error {
 	for _, m := range st.Members {
 		off := base + int(m.Offset.Bytes())
 		if inner, ok := btf.As[*btf.Struct](m.Type); ok {
-			if err := ps.addFields(inner, prefix+m.Name+".", off); err != nil {
+			if err := ps.addFields(inner, prefix+m.Name+"_", off); err != nil {
 				return err
 			}
 			continue

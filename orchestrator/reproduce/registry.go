@@ -91,7 +91,7 @@ func lawNeed(law, name string, rttNs int, extra ...string) Need {
 	return Need{Name: name, Law: law, Settings: append(s, extra...)}
 }
 
-var vaiSF = []string{"vai.enable=1", "vai.sf_acks=30"} // the eBPF loader's names for vai_enable, vai_sf_acks
+var vaiSF = []string{"vai_enable=1", "vai_sf_acks=30"}
 
 func cubic() Need { return Need{Name: "cubic"} }
 

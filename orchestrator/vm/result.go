@@ -137,7 +137,7 @@ func (r *Result) Metric(name string) (Metric, bool) {
 var requiredChecks = []string{
 	"load_cclab_int", "load_powertcp", "load_theta_powertcp", "load_hpcc", "load_swift", "load_dctcp",
 	"param_tcp_powertcp_gamma_ppm", "param_tcp_theta_powertcp_base_rtt_ns", "param_tcp_hpcc_eta_ppm",
-	"param_tcp_hpcc_vai_enable", "param_tcp_swift_sf_acks", "param_tcp_swift_beta_ppm",
+	"param_tcp_hpcc_vai_enable", "param_tcp_swift_vai_sf_acks", "param_tcp_swift_beta_ppm",
 	"topo_1switch", "topo_3switch",
 	"flow_powertcp", "flow_hpcc", "flow_theta_small", "flow_theta_large", "flow_swift_low", "flow_swift_high",
 	"flow_dctcp", "flow_theta_3sw",
