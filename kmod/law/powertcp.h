@@ -6,7 +6,9 @@
  * smoothed over dt/tau and drives
  *	cwnd = gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd,
  * cwnd_old being the window in force when the acked data was sent
- * (remembered once per RTT). Pacing cwnd / tau. Included by law.h.
+ * (remembered once per RTT). Pacing cwnd / tau, at most HostBw; the window
+ * is capped by default at HostBw * tau (kmod/law/README.md says why).
+ * Included by law.h.
  */
 #ifndef CCLAB_LAW_POWERTCP_H
 #define CCLAB_LAW_POWERTCP_H
