@@ -301,3 +301,44 @@ func TestBehaviourTxWrapGap(t *testing.T) {
 		}
 	}
 }
+
+// PowerTCP with echoes spaced wider than tau (every sample replaces the
+// smoothed power): one sample over an idle gap reads a power near 0. By
+// default the window stays within the line-rate window HostBw*tau and the
+// pacing rate within HostBw; with a 16 MiB cap the same sample multiplies
+// the window tenfold or more (the overshoot seen over a real 100 Mbit/s
+// bottleneck, kmod/law/README.md).
+func TestBehaviourPowerTCPIdleGapBounded(t *testing.T) {
+	const (
+		rate   = 100    // Mbit/s
+		tauNs  = 150000 // base RTT
+		lineBp = 12500000
+		bdp    = 1875 // HostBw * tau, bytes
+	)
+	rows := repeat(20, hopRow{0, 1e6})
+	rows = append(rows, hopRow{0, 10000}) // 1 % of the line rate: an idle gap
+	rows = append(rows, repeat(20, hopRow{0, 1e6})...)
+	ev := oneHop(rate, 240000, 150, rows)
+	kv := []string{"host_bw_mbps=100", "base_rtt_ns=150000"}
+
+	res := replayEvents(t, PowerTCP, ev, kv...)
+	for i, s := range res.Steps {
+		if s.CwndBytes > bdp || s.PacingRate > lineBp {
+			t.Fatalf("step %d: cwnd %d pacing %d B/s, want <= %d B and <= %d B/s", i, s.CwndBytes, s.PacingRate, bdp, lineBp)
+		}
+	}
+	if s := res.Steps[21]; s.SignalPPM > 100000 {
+		t.Errorf("idle-gap sample: power %d ppm, want near 0", s.SignalPPM)
+	}
+
+	res = replayEvents(t, PowerTCP, ev, append(kv, "max_cwnd_bytes=16777216")...)
+	before, after := res.Steps[20].CwndBytes, res.Steps[21].CwndBytes
+	if after < 10*before {
+		t.Errorf("16 MiB cap: idle-gap sample took cwnd %d -> %d, want the unbounded jump the default cap prevents", before, after)
+	}
+	for i, s := range res.Steps {
+		if s.PacingRate > lineBp {
+			t.Fatalf("step %d: pacing %d B/s above HostBw", i, s.PacingRate)
+		}
+	}
+}

@@ -6,7 +6,9 @@
  * smoothed over dt/tau and drives
  *	cwnd = gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd,
  * cwnd_old being the window in force when the acked data was sent
- * (remembered once per RTT). Pacing cwnd / tau. Included by law.h.
+ * (remembered once per RTT). Pacing cwnd / tau, at most HostBw; the window
+ * is capped by default at HostBw * tau (kmod/law/README.md says why).
+ * Included by law.h.
  */
 #ifndef CCLAB_LAW_POWERTCP_H
 #define CCLAB_LAW_POWERTCP_H
@@ -41,7 +43,13 @@ LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 	p->beta_bytes = 0;
 	p->expected_flows = 100;
 	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 16 << 20;
+	/*
+	 * The line-rate window HostBw * tau, as the paper's implementation
+	 * bounds a flow. With a larger cap one low-power sample (an idle gap
+	 * between echoes: the signal floor allows 100x per update) inflated
+	 * the window without limit, compounding through cwnd_old every RTT.
+	 */
+	p->max_cwnd_bytes = 0;
 }
 
 /*
@@ -107,13 +115,23 @@ LAW_INLINE __u64 powertcp_host_bdp(__u32 host_bw_mbps, __u64 base_rtt_ns)
 	return bdp ? bdp : 1;
 }
 
-/* Fill out from the state: window clamp, pacing cwnd / tau. */
+/*
+ * Fill out from the state: window clamp, pacing cwnd / tau but never above
+ * HostBw. The paper's sender cannot exceed its NIC's line rate; here the
+ * host's link (a veth) has no such limit, so the rate the law asks for is
+ * bounded where the paper's NIC would bound it. Without this a window
+ * inflated by a low-power sample (an idle gap, 100x at the signal floor)
+ * was sent at Gbit/s and filled the bottleneck's whole buffer at once.
+ */
 LAW_INLINE void powertcp_output(__u64 *cwnd, __u64 base_rtt_ns,
-				__u64 cap, __u32 mss, __u64 power_ppm,
-				struct law_out *out)
+				__u32 host_bw_mbps, __u64 cap, __u32 mss,
+				__u64 power_ppm, struct law_out *out)
 {
+	__u64 line_Bps = law_mbps_to_Bps(law_clamp64(host_bw_mbps, 1,
+						     LAW_RATE_MAX_MBPS));
+
 	*cwnd = law_out_cwnd(out, *cwnd, mss, law_max64(cap, mss), mss);
-	out->pacing_rate = law_rate_Bps(*cwnd, base_rtt_ns);
+	out->pacing_rate = law_min64(law_rate_Bps(*cwnd, base_rtt_ns), line_Bps);
 	out->signal_ppm = power_ppm;
 }
 
@@ -132,7 +150,7 @@ LAW_INLINE void powertcp_init(struct powertcp_state *s,
 	s->power_ppm = LAW_PPM;		/* start as if at equilibrium */
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
-	powertcp_output(&s->cwnd, p->base_rtt_ns,
+	powertcp_output(&s->cwnd, p->base_rtt_ns, p->host_bw_mbps,
 			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
 				     p->base_rtt_ns), mss,
 			s->power_ppm, out);
@@ -249,7 +267,7 @@ LAW_INLINE void powertcp_on_ack(struct powertcp_state *s,
 							 p->gamma_ppm);
 		}
 	}
-	powertcp_output(&s->cwnd, tau,
+	powertcp_output(&s->cwnd, tau, p->host_bw_mbps,
 			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
 			mss, s->power_ppm, out);
 	if (s->cwnd < old)

@@ -77,7 +77,7 @@ LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
 	powertcp_output(&s->cwnd, law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS),
-			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			p->host_bw_mbps, law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
 				     p->base_rtt_ns), mss, s->power_ppm, out);
 	s->cwnd_old = s->cwnd;
 }
@@ -137,7 +137,7 @@ LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
 			s->last_updated = ack->snd_nxt;
 		}
 	}
-	powertcp_output(&s->cwnd, tau,
+	powertcp_output(&s->cwnd, tau, p->host_bw_mbps,
 			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
 			mss, s->power_ppm, out);
 	if (s->cwnd < old)
