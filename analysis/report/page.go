@@ -41,9 +41,18 @@ func (a *Analysis) SummaryLines() []string {
 		}
 		l = append(l, fmt.Sprintf("fairness %s: %d flows, Jain >= %g held first %s", g.Bottleneck, len(g.Flows), a.Config.FairThreshold, first))
 	}
-	for _, r := range a.INT {
-		l = append(l, fmt.Sprintf("INT %s: %d options (%d forward, %d echo), %d records, %d invalid", r.Capture,
-			r.Stats.Packets, r.Stats.Forward, r.Stats.Echo, r.Stats.Records, r.Stats.Invalid))
+	// One line for the INT options of all captures (per capture: int_summary.csv).
+	if len(a.INT) > 0 {
+		var opts, fwd, echo, recs, bad uint64
+		for _, r := range a.INT {
+			opts += r.Stats.Packets
+			fwd += r.Stats.Forward
+			echo += r.Stats.Echo
+			recs += r.Stats.Records
+			bad += r.Stats.Invalid
+		}
+		l = append(l, fmt.Sprintf("INT in %d captures: %d options (%d forward, %d echo), %d records, %d invalid",
+			len(a.INT), opts, fwd, echo, recs, bad))
 	}
 	if len(a.Mismatches) > 0 {
 		l = append(l, fmt.Sprintf("%d flows where flows.csv and the captures disagree (see mismatches.csv)", len(a.Mismatches)))
