@@ -49,6 +49,8 @@ struct swift_state {
 	__u64 wref;		/* SF: reference window, bytes */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
 	__u32 decreased;	/* t_last_decrease is valid */
+	__u32 fbs_root;		/* FBS: last floor(sqrt(cwnd_mppm)), 0 = none */
+	__u32 pad;
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -109,15 +111,47 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
 }
 
 /*
+ * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
+ * the previous ACK's window: windows move little between ACKs). g itself
+ * when still right, else integer Newton steps r = (r + x / r) / 2, each of
+ * which lands at or above the root, so the first r with r^2 <= x is the
+ * root, and r - 1 is when (r - 1)^2 <= x < r^2. Exactly law_isqrt(x),
+ * usually for one division instead of its 31 steps, which remain the
+ * fallback (no guess, or not converged in 4 steps).
+ */
+LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
+{
+	__u64 r = g;
+	int i;
+
+	if (!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31))
+		return law_isqrt(x);
+	if (g * g <= x && (g + 1) * (g + 1) > x)
+		return g;
+	for (i = 0; i < 4; i++) {
+		r = (r + x / (r ? r : 1)) >> 1;
+		/* r >= sqrt(x) >= 1 here; r >= 2^32 would overflow r^2 */
+		if (r >= (1ULL << 32))
+			continue;
+		if (r * r <= x)
+			return r;
+		if ((r - 1) * (r - 1) <= x)
+			return r - 1;
+	}
+	return law_isqrt(x);
+}
+
+/*
  * Flow-based scaling: alpha / sqrt(cwnd) + beta clamped to [0, fs_range],
  * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
  * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
  * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
- * the window in segments * 1e6.
+ * the window in segments * 1e6; root = floor(sqrt(cwnd_mppm)) when the
+ * caller has it (swift_isqrt_near), 0 to compute it here.
  */
 LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
-				   __u64 lo, __u64 cwnd_mppm)
+				   __u64 lo, __u64 cwnd_mppm, __u64 root)
 {
 	__u64 c, top;
 
@@ -129,7 +163,10 @@ LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
 		return 0;
 	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
 		return top;
-	c = swift_inv_sqrt_ppm(cwnd_mppm);
+	if (!root)
+		root = law_isqrt(law_max64(cwnd_mppm, 1));
+	/* swift_inv_sqrt_ppm(cwnd_mppm); root >= 1 as cwnd_mppm >= 1 */
+	c = 1000000000ULL / (root ? root : 1);
 	if (c <= lo)
 		return 0;
 	if (c >= hi || hi <= lo)
@@ -156,11 +193,29 @@ LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
 		return 0;
 	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
 				swift_fbs_lo_ppm(p),
-				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
+				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss, 0);
+}
+
+/*
+ * The FBS term for the current window, its square root taken from the
+ * previous ACK's (kept in s->fbs_root) and only inside the FBS range.
+ */
+LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
+			       const struct swift_params *p, __u32 mss)
+{
+	__u64 x = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss;
+	__u64 root = 0;
+
+	if (x > p->fs_min_cwnd_mppm &&
+	    x < (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
+		root = swift_isqrt_near(x, s->fbs_root);
+		s->fbs_root = (__u32)root;	/* x < 2^62: root < 2^31 */
+	}
+	return swift_fbs_scaled(p, s->fbs_hi_ppm, s->fbs_lo_ppm, x, root);
 }
 
 /* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
-LAW_INLINE __u64 swift_target_ns(const struct swift_state *s,
+LAW_INLINE __u64 swift_target_ns(struct swift_state *s,
 				 const struct swift_params *p,
 				 const struct law_ack *ack, __u32 mss)
 {
@@ -171,10 +226,7 @@ LAW_INLINE __u64 swift_target_ns(const struct swift_state *s,
 		hops = ack->echo->nhops;
 	hops = law_min64(hops, INT_MAX_HOPS * 3);
 	if (p->fs_range_ns)
-		fbs = swift_fbs_scaled(p, s->fbs_hi_ppm,
-				       s->fbs_lo_ppm,
-				       law_min64(s->cwnd, LAW_CWND_CAP_MAX) *
-				       LAW_PPM / mss);
+		fbs = swift_fbs_now(s, p, mss);
 	return law_min64(p->base_target_ns, LAW_RTT_MAX_NS) +
 	       hops * law_min64(p->per_hop_ns, LAW_RTT_MAX_NS / 16) + fbs;
 }
@@ -267,7 +319,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	add = law_min64(ai, LAW_CWND_CAP_MAX) *
 	      law_min64(acked, LAW_CWND_CAP_MAX) /
 	      (s->cwnd >= mss ? s->cwnd : mss);
-	mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+	/* The decrease factor only where a decrease happens (below). */
 	if (p->vai.sf_acks) {
 		/*
 		 * Sampling Frequency (section V-B): every ACK's window comes
@@ -277,6 +329,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		int sf = vai_sf_point(&s->vai, &p->vai);
 
 		if (congested) {
+			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
+					    p->max_mdf_ppm);
 			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
 				  LAW_PPM;
 			if (p->vai.enable)	/* VAI always adds */
@@ -298,9 +352,12 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		/* VAI always adds (section V-B); plain Swift below target. */
 		if (!congested || p->vai.enable)
 			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
-		if (congested && can_decrease)
+		if (congested && can_decrease) {
+			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
+					    p->max_mdf_ppm);
 			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
 				  LAW_PPM;
+		}
 	}
 	swift_output(s, p, mss, out);
 	if (commit) {
