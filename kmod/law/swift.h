@@ -50,7 +50,9 @@ struct swift_state {
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
 	__u32 decreased;	/* t_last_decrease is valid */
 	__u32 fbs_root;		/* FBS: last floor(sqrt(cwnd_mppm)), 0 = none */
-	__u32 pad;
+	__u32 fbs_cwnd;		/* FBS memo: the term for this window ... */
+	__u32 fbs_mss;		/* ... and this mss (0 = no memo) ... */
+	__u32 fbs_ns;		/* ... is this */
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -203,15 +205,23 @@ LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
 LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 			       const struct swift_params *p, __u32 mss)
 {
-	__u64 x = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss;
-	__u64 root = 0;
+	__u64 cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX), x, root = 0, fbs;
 
+	/* Held windows (congested ACKs between decreases) repeat the term. */
+	if (s->fbs_mss == mss && s->fbs_cwnd == cwnd)
+		return s->fbs_ns;
+	x = cwnd * LAW_PPM / mss;
 	if (x > p->fs_min_cwnd_mppm &&
 	    x < (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
 		root = swift_isqrt_near(x, s->fbs_root);
 		s->fbs_root = (__u32)root;	/* x < 2^62: root < 2^31 */
 	}
-	return swift_fbs_scaled(p, s->fbs_hi_ppm, s->fbs_lo_ppm, x, root);
+	fbs = swift_fbs_scaled(p, s->fbs_hi_ppm, s->fbs_lo_ppm, x, root);
+	/* cwnd <= 2^30, mss <= 65535, fbs <= fs_range <= 1e9: all fit */
+	s->fbs_cwnd = (__u32)cwnd;
+	s->fbs_mss = mss;
+	s->fbs_ns = (__u32)fbs;
+	return fbs;
 }
 
 /* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
@@ -315,10 +325,13 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
 		out->trace |= LAW_TR_VAI;
-	/* ai * acked / cwnd: ai, acked < 2^30, so the product fits */
-	add = law_min64(ai, LAW_CWND_CAP_MAX) *
-	      law_min64(acked, LAW_CWND_CAP_MAX) /
-	      (s->cwnd >= mss ? s->cwnd : mss);
+	/* ai * acked / cwnd (ai, acked < 2^30: the product fits), only
+	 * where the window grows: below target, or always with VAI. */
+	add = 0;
+	if (!congested || p->vai.enable)
+		add = law_min64(ai, LAW_CWND_CAP_MAX) *
+		      law_min64(acked, LAW_CWND_CAP_MAX) /
+		      (s->cwnd >= mss ? s->cwnd : mss);
 	/* The decrease factor only where a decrease happens (below). */
 	if (p->vai.sf_acks) {
 		/*
