@@ -114,12 +114,12 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
 
 /*
  * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
- * the previous ACK's window: windows move little between ACKs). g itself
- * when still right, else integer Newton steps r = (r + x / r) / 2, each of
- * which lands at or above the root, so the first r with r^2 <= x is the
- * root, and r - 1 is when (r - 1)^2 <= x < r^2. Exactly law_isqrt(x),
- * usually for one division instead of its 31 steps, which remain the
- * fallback (no guess, or not converged in 4 steps).
+ * the previous ACK's window: windows move little between ACKs). Up to 4
+ * unit steps from g; else integer Newton steps r = (r + x / r) / 2, each
+ * of which lands at or above the root, so the first r with r^2 <= x is
+ * the root, and r - 1 is when (r - 1)^2 <= x < r^2. Exactly law_isqrt(x),
+ * usually for a few multiplications or one division instead of its 31
+ * steps, which remain the fallback (no guess, or not converged).
  */
 LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 {
@@ -128,8 +128,21 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 
 	if (!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31))
 		return law_isqrt(x);
-	if (g * g <= x && (g + 1) * (g + 1) > x)
-		return g;
+	/* A few unit steps (multiplications only) cover most ACKs. */
+	if (g * g <= x) {
+		/* invariant g^2 <= x: the root once (g + 1)^2 > x */
+		for (i = 0; i < 4 && (g + 1) * (g + 1) <= x; i++)
+			g++;
+		if ((g + 1) * (g + 1) > x)
+			return g;
+	} else {
+		/* invariant (g + 1)^2 > x: the root once g^2 <= x (g >= 1) */
+		for (i = 0; i < 4 && g * g > x; i++)
+			g--;
+		if (g * g <= x)
+			return g;
+	}
+	r = g;
 	for (i = 0; i < 4; i++) {
 		r = (r + x / (r ? r : 1)) >> 1;
 		/* r >= sqrt(x) >= 1 here; r >= 2^32 would overflow r^2 */
