@@ -157,18 +157,62 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 }
 
 /*
+ * floor(a / b) for b >= 1, a < 2^62, q <= 2^31 a guess (the previous
+ * ACK's quotient): q moved by up to 2 unit steps when q * b <= a <
+ * (q + 1) * b confirms it (multiplications only), else a / b.
+ */
+LAW_INLINE __u64 swift_div_near(__u64 a, __u64 b, __u64 q)
+{
+	int i;
+
+	if (q * b <= a) {
+		for (i = 0; i < 2 && (q + 1) * b <= a; i++)
+			q++;
+		if ((q + 1) * b > a)
+			return q;
+	} else {
+		for (i = 0; i < 2 && q && q * b > a; i++)
+			q--;
+		if (q * b <= a)
+			return q;
+	}
+	return a / (b ? b : 1);
+}
+
+/*
  * Flow-based scaling: alpha / sqrt(cwnd) + beta clamped to [0, fs_range],
  * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
  * 1/sqrt(fs_max)) / (1/sqrt(fs_min) - 1/sqrt(fs_max)).
  * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
- * the window in segments * 1e6; root = floor(sqrt(cwnd_mppm)) when the
- * caller has it (swift_isqrt_near), 0 to compute it here.
+ * the window in segments * 1e6.
+ *
+ * Inside (fs_min, fs_max), from root = floor(sqrt(cwnd_mppm)) >= 1, top =
+ * the range (< 2^30) and guess = a likely result (the last one; any value
+ * gives the same answer).
  */
-LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
-				   __u64 lo, __u64 cwnd_mppm, __u64 root)
+LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
+				    __u64 root, __u64 guess)
 {
-	__u64 c, top;
+	/* swift_inv_sqrt_ppm(cwnd_mppm) */
+	__u64 c = 1000000000ULL / (root ? root : 1);
+
+	if (c <= lo)
+		return 0;
+	if (c >= hi || hi <= lo)
+		return top;
+	/*
+	 * top < 2^30, c - lo < 2^30: the product fits; the term moves
+	 * slowly with the window, so the last one is a good guess.
+	 */
+	return swift_div_near(law_min64(top, LAW_RTT_MAX_NS) * (c - lo),
+			      hi - lo, law_min64(guess, LAW_RTT_MAX_NS));
+}
+
+LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
+				   __u64 lo, __u64 cwnd_mppm)
+{
+	__u64 top;
 
 	if (!p)
 		return 0;
@@ -178,16 +222,8 @@ LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
 		return 0;
 	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
 		return top;
-	if (!root)
-		root = law_isqrt(law_max64(cwnd_mppm, 1));
-	/* swift_inv_sqrt_ppm(cwnd_mppm); root >= 1 as cwnd_mppm >= 1 */
-	c = 1000000000ULL / (root ? root : 1);
-	if (c <= lo)
-		return 0;
-	if (c >= hi || hi <= lo)
-		return top;
-	/* top < 2^30, c - lo < 2^30: the product fits */
-	return top * (c - lo) / (hi - lo);
+	return swift_fbs_of_root(top, hi, lo,
+				 law_isqrt(law_max64(cwnd_mppm, 1)), 0);
 }
 
 LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
@@ -208,29 +244,35 @@ LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
 		return 0;
 	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
 				swift_fbs_lo_ppm(p),
-				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss, 0);
+				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
 }
 
 /*
- * The FBS term for the current window, its square root taken from the
- * previous ACK's (kept in s->fbs_root) and only inside the FBS range.
+ * The FBS term for the current window (swift_fbs_scaled's), its square
+ * root taken from the previous ACK's (kept in s->fbs_root), and the term
+ * itself kept for an unchanged window.
  */
 LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 			       const struct swift_params *p, __u32 mss)
 {
-	__u64 cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX), x, root = 0, fbs;
+	__u64 cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX), x, root, fbs;
+	__u64 top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
 
 	/* Held windows (congested ACKs between decreases) repeat the term. */
 	if (s->fbs_mss == mss && s->fbs_cwnd == cwnd)
 		return s->fbs_ns;
 	x = cwnd * LAW_PPM / mss;
-	if (x > p->fs_min_cwnd_mppm &&
-	    x < (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
+	if (!top || x >= (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
+		fbs = 0;
+	} else if (x <= p->fs_min_cwnd_mppm) {
+		fbs = top;
+	} else {
 		root = swift_isqrt_near(x, s->fbs_root);
 		s->fbs_root = (__u32)root;	/* x < 2^62: root < 2^31 */
+		fbs = swift_fbs_of_root(top, s->fbs_hi_ppm, s->fbs_lo_ppm,
+					root, s->fbs_ns);
 	}
-	fbs = swift_fbs_scaled(p, s->fbs_hi_ppm, s->fbs_lo_ppm, x, root);
-	/* cwnd <= 2^30, mss <= 65535, fbs <= fs_range <= 1e9: all fit */
+	/* cwnd <= 2^30, mss <= 65535, fbs <= 1e9: all fit */
 	s->fbs_cwnd = (__u32)cwnd;
 	s->fbs_mss = mss;
 	s->fbs_ns = (__u32)fbs;
