@@ -311,15 +311,42 @@ LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
 	return LAW_PPM - cut;
 }
 
+/*
+ * law_out_cwnd(), with ceil(cwnd / mss) confirmed from a guess (the
+ * connection's current cwnd in segments: windows move little per ACK)
+ * by multiplications where it is right, divided where not.
+ */
+LAW_INLINE __u64 swift_out_cwnd(struct law_out *out, __u64 cwnd, __u64 lo,
+				__u64 hi, __u32 mss, __u64 guess)
+{
+	__u64 segs;
+
+	if (cwnd < lo) {
+		cwnd = lo;
+		out->trace |= LAW_TR_CLAMP_MIN;
+	}
+	if (cwnd > hi) {
+		cwnd = hi;
+		out->trace |= LAW_TR_CLAMP_MAX;
+	}
+	out->cwnd_bytes = cwnd;
+	/* cwnd <= 2^32 (hi), mss >= 1 from law_mss() */
+	segs = swift_div_near(cwnd + mss - 1, mss,
+			      law_min64(guess, 1ULL << 31));
+	out->cwnd_segs = segs ? (__u32)law_min64(segs, 0xffffffffULL) : 1;
+	return cwnd;
+}
+
 LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p,
-			     __u32 mss, struct law_out *out)
+			     __u32 mss, __u32 segs_guess, struct law_out *out)
 {
 	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
 	__u64 rtt = s->delay_ns ? s->delay_ns :
 		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 
-	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
-			       law_max64(p->max_cwnd_bytes, mss), mss);
+	s->cwnd = swift_out_cwnd(out, s->cwnd, lo,
+				 law_max64(p->max_cwnd_bytes, mss), mss,
+				 segs_guess);
 	/* Fractional window: one segment at most every rtt * mss / cwnd. */
 	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
 		LAW_PACING_NONE;
@@ -340,7 +367,7 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
 	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
-	swift_output(s, p, mss, out);
+	swift_output(s, p, mss, 0, out);
 	s->wref = s->cwnd;
 }
 
@@ -356,7 +383,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	out->trace = 0;
 	if (!delay) {
 		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
-		swift_output(s, p, mss, out);
+		swift_output(s, p, mss, ack->cwnd_segs, out);
 		return;
 	}
 	target = swift_target_ns(s, p, ack, mss);
@@ -427,7 +454,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 				  LAW_PPM;
 		}
 	}
-	swift_output(s, p, mss, out);
+	swift_output(s, p, mss, ack->cwnd_segs, out);
 	if (commit) {
 		s->wref = s->cwnd;
 		s->vai.acks_since_dec = 0;
