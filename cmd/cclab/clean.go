@@ -49,7 +49,7 @@ func newCleanCmd() *cobra.Command {
 					continue
 				}
 				found = true
-				fmt.Printf("run %s: %d namespaces, %d processes killed", r.ID, len(r.Namespaces), len(r.Killed))
+				fmt.Printf("run %s: %d namespaces, %d processes killed, %d cgroups", r.ID, len(r.Namespaces), len(r.Killed), len(r.Cgroups))
 				if r.BPFDir != "" {
 					fmt.Printf(", removed %s", r.BPFDir)
 				}

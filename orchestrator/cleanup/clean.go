@@ -29,11 +29,12 @@ type Report struct {
 	Killed     []int    `json:"killed_pids"`
 	BPFDir     string   `json:"bpf_dir,omitempty"`
 	StateDir   string   `json:"state_dir,omitempty"`
+	Cgroups    []string `json:"cgroups,omitempty"`
 }
 
 // Empty reports whether nothing was found.
 func (r Report) Empty() bool {
-	return len(r.Namespaces) == 0 && len(r.Killed) == 0 && r.BPFDir == "" && r.StateDir == ""
+	return len(r.Namespaces) == 0 && len(r.Killed) == 0 && r.BPFDir == "" && r.StateDir == "" && len(r.Cgroups) == 0
 }
 
 // Namespaces lists the namespaces of run id, sorted.
@@ -116,6 +117,9 @@ func Clean(ctx context.Context, id runid.ID) (Report, error) {
 			rep.StateDir = id.StateDir()
 		}
 	}
+	if err := removeCgroups(id, &rep); err != nil {
+		errs = append(errs, err)
+	}
 	return rep, errors.Join(errs...)
 }
 
@@ -142,6 +146,9 @@ func CleanAll(ctx context.Context) ([]Report, error) {
 				ids[id] = true
 			}
 		}
+	}
+	for _, id := range cgroupRunIDs() {
+		ids[id] = true
 	}
 	if ents, err := os.ReadDir(runid.StateRoot); err == nil {
 		for _, e := range ents {

@@ -4,14 +4,16 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
-
+	"cclab/internal/cgroup2"
 	"cclab/internal/runid"
+
+	"github.com/vishvananda/netns"
 )
 
 // makeNetns creates a named namespace of run id, as netbuild does.
@@ -60,6 +62,19 @@ func TestCleanOneRun(t *testing.T) {
 	makeNetns(t, id.Netns("b"))
 	makeNetns(t, other.Netns("a"))
 	os.MkdirAll(id.BPFDir(), 0o755)
+	cgRoot, err := cgroup2.Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent's cgroup, a test's nested one, and another run's.
+	ours := []string{filepath.Join(cgRoot, "cclab-"+string(id)), filepath.Join(cgRoot, id.Prefix()+"snd", "inner")}
+	theirs := filepath.Join(cgRoot, "cclab-"+string(other))
+	for _, d := range append(ours, theirs) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Remove(theirs) })
 
 	inNetns := start(t, "ip", "netns", "exec", id.Netns("b"), "sleep", "60")
 	recorded := start(t, "sleep", "60")
@@ -102,6 +117,17 @@ func TestCleanOneRun(t *testing.T) {
 	}
 	if ns, _ := Namespaces(other); len(ns) != 1 {
 		t.Fatalf("the other run lost its namespace: %v", ns)
+	}
+	for _, d := range append(ours, filepath.Dir(ours[1])) {
+		if _, err := os.Stat(d); err == nil {
+			t.Fatalf("cgroup %s left", d)
+		}
+	}
+	if len(rep.Cgroups) != 3 {
+		t.Fatalf("report lists cgroups %v, want 3", rep.Cgroups)
+	}
+	if _, err := os.Stat(theirs); err != nil {
+		t.Fatalf("the other run lost its cgroup: %v", err)
 	}
 	// Cleaning again finds nothing.
 	if rep, err := Clean(context.Background(), id); err != nil || !rep.Empty() {

@@ -1,38 +1,18 @@
 package agent
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"cclab/internal/cgroup2"
 )
 
 // Cgroup2Mount finds where the cgroup v2 hierarchy is mounted (here
 // /sys/fs/cgroup/unified in hybrid mode, /sys/fs/cgroup on unified hosts).
-func Cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", fmt.Errorf("find cgroup2 mount: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// ID parent major:minor root mountpoint options... - fstype source opts
-		fields := strings.Fields(sc.Text())
-		for i, fld := range fields {
-			if fld == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				return fields[4], nil
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("find cgroup2 mount: %w", err)
-	}
-	return "", errors.New("find cgroup2 mount: cgroup v2 is not mounted")
-}
+func Cgroup2Mount() (string, error) { return cgroup2.Mount() }
 
 // cgroupOf is the cgroup v2 path of a process relative to the mount ("/..").
 func cgroupOf(pid int) (string, error) {
