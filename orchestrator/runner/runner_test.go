@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/cgroup2"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 
@@ -45,7 +46,11 @@ func noLeftovers(t *testing.T, id runid.ID) {
 	if ns, _ := cleanup.Namespaces(id); len(ns) > 0 {
 		t.Errorf("namespaces of run %s remain: %v", id, ns)
 	}
-	for _, d := range []string{id.StateDir(), id.BPFDir()} {
+	dirs := []string{id.StateDir(), id.BPFDir()}
+	if root, err := cgroup2.Mount(); err == nil {
+		dirs = append(dirs, filepath.Join(root, "cclab-"+string(id)))
+	}
+	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
 			t.Errorf("%s remains", d)
 		}
