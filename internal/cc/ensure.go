@@ -13,17 +13,13 @@ import (
 // (unload it first), and then nothing is loaded. It returns the
 // registrations in force for the laws, in their order.
 func Ensure(ctx context.Context, laws []string, settings []string, opts Options) ([]Registration, error) {
-	want, err := Resolve(laws, settings)
-	if err != nil {
-		return nil, err
-	}
-	have, err := List(opts)
+	want, have, err := wantAndHave(laws, settings, opts)
 	if err != nil {
 		return nil, err
 	}
 	var missing []string
 	for _, ps := range want {
-		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		i := registered(have, ps.Law, opts)
 		if i < 0 {
 			missing = append(missing, ps.Law)
 			continue
@@ -51,7 +47,7 @@ func Ensure(ctx context.Context, laws []string, settings []string, opts Options)
 	}
 	out := make([]Registration, 0, len(want))
 	for _, ps := range want {
-		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		i := registered(have, ps.Law, opts)
 		if i < 0 {
 			return nil, fmt.Errorf("%s: not registered after loading", ps.Law)
 		}
@@ -84,17 +80,13 @@ func settingApplies(setting string, laws []string) bool {
 // again with these (sockets still using the old registration keep it until
 // they close). It returns the laws it re-registered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
-	want, err := Resolve(laws, settings)
-	if err != nil {
-		return nil, err
-	}
-	have, err := List(opts)
+	want, have, err := wantAndHave(laws, settings, opts)
 	if err != nil {
 		return nil, err
 	}
 	var stale []string
 	for _, ps := range want {
-		i := slices.IndexFunc(have, func(r Registration) bool { return r.Law == ps.Law && r.Name == opts.name(ps.Law) })
+		i := registered(have, ps.Law, opts)
 		if i >= 0 && have[i].Params.String() != ps.String() {
 			stale = append(stale, ps.Law)
 		}
@@ -108,4 +100,20 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 		return stale, err
 	}
 	return stale, nil
+}
+
+// wantAndHave resolves the parameters the settings ask for and lists what
+// cclab has registered.
+func wantAndHave(laws, settings []string, opts Options) ([]Params, []Registration, error) {
+	want, err := Resolve(laws, settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	have, err := List(opts)
+	return want, have, err
+}
+
+// registered is the index of law's registration under its name, or -1.
+func registered(have []Registration, law string, opts Options) int {
+	return slices.IndexFunc(have, func(r Registration) bool { return r.Law == law && r.Name == opts.name(law) })
 }
