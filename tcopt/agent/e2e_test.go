@@ -140,11 +140,10 @@ func TestThreeSwitchEcho(t *testing.T) {
 		t.Fatalf("receiver's forward option %x: %+v %v", fwd.Opt[:fwd.Len], o, err)
 	}
 	checkHops("receiver's newest forward option", o.Hops())
-	// Every echo carries the records in path order; all three on all but
-	// a rare few: about one run in ten has a packet that reaches the
-	// receiver without s3's record (unexplained, like the switch's Late
-	// packets: tcopt/switch/README.md). More than 1 % would be a failure.
-	echoes, partial := 0, 0
+	// Every echo carries all three records in path order, except one
+	// truncated beside SACK blocks after a loss: then it keeps the first
+	// records and sets the overflow flag (tcopt/README.md).
+	echoes, truncated := 0, 0
 	for _, f := range capt.Frames() {
 		s, err := pkt.Parse(f.IP())
 		if err != nil || len(s.Payload) != 0 || s.SPort != 5030 || s.Flags&(pkt.SYN|pkt.FIN) != 0 {
@@ -160,22 +159,20 @@ func TestThreeSwitchEcho(t *testing.T) {
 		}
 		hs := o.Hops()
 		echoes++
-		if len(hs) == 2 && !o.Overflow {
-			// The first two in path order, s3's missing.
+		if o.Overflow && len(hs) < 3 {
 			for i, h := range hs {
 				if h.RateMbps != rates[i] {
-					t.Fatalf("echo on ACK %d: hop %d rate %d, want %d (path order)", s.Ack, i, h.RateMbps, rates[i])
+					t.Fatalf("truncated echo on ACK %d: hop %d rate %d, want %d (path order)", s.Ack, i, h.RateMbps, rates[i])
 				}
 			}
-			partial++
-			t.Logf("echo on ACK %d without s3's record: %+v", s.Ack, hs)
+			truncated++
 			continue
 		}
 		checkHops(fmt.Sprintf("echo on ACK %d", s.Ack), hs)
 	}
 	st, _ := a.Stats()
-	t.Logf("%d echoes, %d without the last hop's record; agent %+v; last echo %+v", echoes, partial, st, e)
-	if echoes == 0 || partial*100 > echoes || st.Malformed != 0 || st.BadRecords != 0 {
-		t.Fatalf("%d echoes (%d without the last record), stats %+v", echoes, partial, st)
+	t.Logf("%d echoes, %d truncated beside SACK; agent %+v; last echo %+v", echoes, truncated, st, e)
+	if echoes == 0 || st.Malformed != 0 || st.BadRecords != 0 || (truncated > 0 && st.EchoesTruncated == 0) {
+		t.Fatalf("%d echoes (%d truncated), stats %+v", echoes, truncated, st)
 	}
 }
