@@ -3,9 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"io"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -22,34 +19,13 @@ import (
 // the last valid one); a valid forward option injected the same way is
 // kept verbatim.
 func TestMalformedForwardIgnored(t *testing.T) {
-	a, id := attach(t)
-	p := newPath(t, id, pathConfig{gso: true})
+	const port = 5050
+	w := newWarmConn(t, port, 16<<10)
+	a, p, capt, srv, cport := w.a, w.p, w.capt, w.srv, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.AddProcess(os.Getpid()); err != nil {
-		t.Fatal(err)
-	}
-	var capt *pkt.Capture
-	if err := nsexec.Do(p.rcv, func() (err error) { capt, err = pkt.Listen("r0", 256); return }); err != nil {
-		t.Fatal(err)
-	}
-	defer capt.Close()
-	const port = 5050
-	ln := listen(t, p.rcv, p.rcvIP, port)
-	c := dial(t, p.snd, p.rcvIP, port)
-	srv, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if _, err := c.Write(make([]byte, 16<<10)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(srv, make([]byte, 16<<10)); err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	srvFd := fdOf(t, srv)
-	cport := uint16(c.LocalAddr().(*net.TCPAddr).Port)
 	var raw int
 	if err := nsexec.Do(p.snd, func() (err error) {
 		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)

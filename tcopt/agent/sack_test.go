@@ -3,9 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"io"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -21,35 +18,13 @@ import (
 // carries a SACK block and has room for only 3 of the 5 echoed records. The
 // echo keeps the first 3 with O set, and the sender's storage gets them.
 func TestEchoBesideSACK(t *testing.T) {
-	a, id := attach(t)
-	p := newPath(t, id, pathConfig{gso: true})
+	const port = 5040
+	w := newWarmConn(t, port, 64<<10)
+	a, p, capt, c, cport := w.a, w.p, w.capt, w.c, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.AddProcess(os.Getpid()); err != nil {
-		t.Fatal(err)
-	}
-	var capt *pkt.Capture
-	if err := nsexec.Do(p.rcv, func() (err error) { capt, err = pkt.Listen("r0", 256); return }); err != nil {
-		t.Fatal(err)
-	}
-	defer capt.Close()
-
-	const port = 5040
-	ln := listen(t, p.rcv, p.rcvIP, port)
-	c := dial(t, p.snd, p.rcvIP, port)
-	srv, err := ln.AcceptTCP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if _, err := c.Write(make([]byte, 64<<10)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(srv, make([]byte, 64<<10)); err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	fd := fdOf(t, c)
-	cport := uint16(c.LocalAddr().(*net.TCPAddr).Port)
 
 	// The receiver's last ACK, once quiet, gives its rcv_nxt and snd_nxt.
 	var last pkt.Segment
