@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"cclab/internal/bpfpin"
 )
 
 // Maps pinned by name in the pin directory and shared by the laws (and,
@@ -81,74 +83,21 @@ func removeRegDir(dir string) error {
 
 // removeUnusedShared unpins the shared maps that no loaded program uses
 // and reports whether some are still used by struct_ops programs (ours,
-// on their way out)
-// (the INT host agent may still hold the echo map: then it stays, so the
-// next load shares it again), and the pin directory if empty.
+// on their way out). The INT host agent may still hold the echo map: then
+// it stays, so the next load shares it again, and the agent unpins it when
+// it closes (bpfpin). The pin directory goes too if empty.
 func removeUnusedShared(pinDir string) (busy bool, err error) {
-	used, err := mapsInUse()
+	used, err := bpfpin.Users()
 	if err != nil {
 		return false, err
 	}
 	var errs []error
 	for _, name := range sharedMaps {
-		path := filepath.Join(pinDir, name)
-		m, err := ebpf.LoadPinnedMap(path, nil)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("open %s: %w", path, err))
-			continue
-		}
-		info, err := m.Info()
-		m.Close()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("info %s: %w", path, err))
-			continue
-		}
-		id, _ := info.ID()
-		if users, ok := used[id]; ok {
-			busy = busy || users[ebpf.StructOps]
-			continue
-		}
-		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
-		}
+		users, err := bpfpin.UnpinUnused(filepath.Join(pinDir, name), used)
+		errs = append(errs, err)
+		busy = busy || users[ebpf.StructOps]
 	}
 	// Fails harmlessly while anything else is pinned there.
 	_ = os.Remove(pinDir)
 	return busy, errors.Join(errs...)
-}
-
-// mapsInUse returns the ids of the maps that loaded programs use, with
-// the types of those programs.
-func mapsInUse() (map[ebpf.MapID]map[ebpf.ProgramType]bool, error) {
-	used := map[ebpf.MapID]map[ebpf.ProgramType]bool{}
-	var id ebpf.ProgramID
-	for {
-		next, err := ebpf.ProgramGetNextID(id)
-		if errors.Is(err, os.ErrNotExist) {
-			return used, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("walk BPF programs: %w", err)
-		}
-		id = next
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		info, err := p.Info()
-		p.Close()
-		if err != nil {
-			continue
-		}
-		ids, _ := info.MapIDs()
-		for _, m := range ids {
-			if used[m] == nil {
-				used[m] = map[ebpf.ProgramType]bool{}
-			}
-			used[m][info.Type] = true
-		}
-	}
 }

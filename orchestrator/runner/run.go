@@ -186,7 +186,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch})
+		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, echoPinDir: opt.Laws.PinDir})
 	}
 	if _, isLaw := laws[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})

@@ -20,6 +20,9 @@ import (
 // children inherit the cgroup, so moving this process in covers both.
 type telemetry struct {
 	cfg experiment.Switch
+	// echoPinDir is the laws' pin directory (empty: the real one), where
+	// the agent shares the echo map with the INT laws.
+	echoPinDir string
 
 	sw     *intswitch.Switch
 	smp    *intswitch.Sampler
@@ -58,7 +61,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	if !t.cfg.INT {
 		return nil
 	}
-	if t.ag, err = agent.Attach(ctx, env.ID, agent.Options{}); err != nil {
+	if t.ag, err = agent.Attach(ctx, env.ID, agent.Options{EchoPinDir: t.echoPinDir}); err != nil {
 		return fmt.Errorf("attach INT host agent: %w", err)
 	}
 	if err = t.ag.AddProcess(os.Getpid()); err != nil {

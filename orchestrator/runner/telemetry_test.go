@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
 	"cclab/tcopt"
+	"cclab/tcopt/agent"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -39,12 +41,20 @@ workload:
 	}
 	id := runid.New()
 	cleanAfter(t, id)
+	// The laws' pin directory, where the agent shares the echo map: one of
+	// the test's own (the real one belongs to the registered laws).
+	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
+	t.Cleanup(func() { os.RemoveAll(laws.PinDir) })
 	out := t.TempDir()
-	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20})
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	noLeftovers(t, id)
+	// No law uses the echo map: the agent, its last user, unpinned it.
+	if _, err := os.Stat(filepath.Join(laws.PinDir, agent.EchoMapName)); err == nil {
+		t.Errorf("the run left the echo map pinned in %s", laws.PinDir)
+	}
 	if cg, _ := os.ReadFile("/proc/self/cgroup"); strings.Contains(string(cg), string(id)) {
 		t.Fatalf("still in the run's cgroup: %s", cg)
 	}

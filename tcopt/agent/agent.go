@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"cclab/internal/bpfpin"
 	"cclab/internal/runid"
 	"cclab/tcopt"
 )
@@ -29,9 +29,10 @@ const linkPinName = "int_agent_link"
 
 // Options tune Attach; the zero value is what a run wants.
 type Options struct {
-	// EchoPinDir is the bpffs directory of the shared echo map; default
-	// EchoPinDir. A map already pinned there is reused. Tests point it
-	// under the run's own BPF directory, which Close removes.
+	// EchoPinDir is the bpffs directory of the shared echo map: the laws'
+	// pin directory, default EchoPinDir. A map already pinned there is
+	// reused; Close unpins it when no other program uses it. Tests point
+	// it at a directory of their own.
 	EchoPinDir string
 	// CgroupRoot is the cgroup v2 mount; default: found in mountinfo.
 	CgroupRoot string
@@ -56,6 +57,8 @@ type Agent struct {
 	objs     sockopsObjects
 	link     link.Link
 	pins     []string // files Close unpins, in order
+	echoPin  string   // the shared echo map's pin, once loaded
+	progID   ebpf.ProgramID
 	bpfDir   string
 	dirs     []string // bpffs directories Attach created, outermost first
 	mu       sync.Mutex
@@ -111,18 +114,21 @@ func Attach(ctx context.Context, id runid.ID, opts Options) (_ *Agent, err error
 		Maps: ebpf.MapOptions{PinPath: opts.EchoPinDir},
 	})
 	// Maps are pinned as they are created, before the programs load: a pin
-	// this call made goes again on failure. On success the shared pin stays
-	// for the laws, unless it is the run's own.
-	if _, statErr := os.Stat(echoPin); statErr == nil && !echoPinned &&
-		(err != nil || strings.HasPrefix(echoPin, a.bpfDir+"/")) {
-		a.pins = append(a.pins, echoPin)
-	}
+	// this call made goes again if the load fails. Once loaded, the echo
+	// map is shared: Close unpins it only when no one else uses it.
 	if err != nil {
+		if _, statErr := os.Stat(echoPin); statErr == nil && !echoPinned {
+			a.pins = append(a.pins, echoPin)
+		}
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			return nil, fmt.Errorf("attach INT agent: verifier: %+v", ve)
 		}
 		return nil, fmt.Errorf("attach INT agent: load: %w", err)
+	}
+	a.echoPin = echoPin
+	if info, err := a.objs.CclabIntAgent.Info(); err == nil {
+		a.progID, _ = info.ID()
 	}
 	statsPin := filepath.Join(a.bpfDir, statsPinName)
 	if err := a.objs.CclabIntStats.Pin(statsPin); err != nil {
@@ -249,6 +255,19 @@ func (a *Agent) Close() error {
 		}
 	}
 	a.objs.Close()
+	// The last user of the echo map unpins it: the laws' programs that
+	// read it, or another run's agent, keep it (see tcopt/README.md). Its
+	// directory goes when empty, as the laws' Unload does.
+	if a.echoPin != "" {
+		used, err := bpfpin.Users(a.progID)
+		if err == nil {
+			_, err = bpfpin.UnpinUnused(a.echoPin, used)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("release INT echo map: %w", err))
+		}
+		os.Remove(filepath.Dir(a.echoPin))
+	}
 	// Directories Attach made go when empty: other parts pin there too.
 	for i := len(a.dirs) - 1; i >= 0; i-- {
 		os.Remove(a.dirs[i])
