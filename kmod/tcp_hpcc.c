@@ -9,6 +9,7 @@
 #define CCLAB_LAW_ID	CCLAB_LAW_HPCC
 #define CCLAB_LAW_NAME	"hpcc"
 #include "cclab_cc.h"
+#include "vai_params.h"
 
 CCLAB_PARAM(base_rtt_ns, base_rtt_ns, "T, slightly above the largest base RTT, in ns [1000, 1e9] (50000)");
 CCLAB_PARAM(int_max_age_ns, int_max_age_ns, "INT echoes older than this (ns) are stale [1000, 1e9] (1000000)");
@@ -19,12 +20,6 @@ CCLAB_PARAM(wai_bytes, wai_bytes, "additive increase W_AI in bytes, 0 = W_init*(
 CCLAB_PARAM(expected_flows, expected_flows, "expected flows N on a link [1, 100000] (100)");
 CCLAB_PARAM(init_cwnd_bytes, init_cwnd_bytes, "initial window in bytes, 0 = B_NIC*T (0)");
 CCLAB_PARAM(max_cwnd_bytes, max_cwnd_bytes, "window cap in bytes [65535, 2^30] (16 MiB)");
-CCLAB_PARAM(vai_enable, vai.enable, "Variable AI: 0 off, 1 on (0)");
-CCLAB_PARAM(vai_sf_acks, vai.sf_acks, "Sampling Frequency: decrease point every N ACKs, 0 off [0, 100000] (0)");
-CCLAB_PARAM(vai_token_thresh, vai.token_thresh, "VAI Token_Thresh in bytes of queue, 0 = the law's automatic value (0)");
-CCLAB_PARAM(vai_ai_div, vai.ai_div, "VAI AI_DIV: congestion per token in bytes of queue [1, 1e9] (1024)");
-CCLAB_PARAM(vai_bank_cap, vai.bank_cap, "VAI Bank_Cap in tokens [1, 1000000] (1000)");
-CCLAB_PARAM(vai_ai_cap, vai.ai_cap, "VAI AI_Cap: tokens spent per adjustment at most [1, bank_cap] (100)");
-CCLAB_PARAM(vai_dampener_const, vai.dampener_const, "VAI Dampener_Constant (8)");
+CCLAB_VAI_PARAMS("bytes of queue", "1024");
 
 MODULE_DESCRIPTION("cclab HPCC (INT-based) congestion control, with optional Variable AI / Sampling Frequency");

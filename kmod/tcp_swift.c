@@ -9,6 +9,7 @@
 #define CCLAB_LAW_ID	CCLAB_LAW_SWIFT
 #define CCLAB_LAW_NAME	"swift"
 #include "cclab_cc.h"
+#include "vai_params.h"
 
 CCLAB_PARAM(base_rtt_ns, base_rtt_ns, "base RTT in ns (initial window HostBw*base_rtt) [1000, 1e9] (50000)");
 CCLAB_PARAM(base_target_ns, base_target_ns, "base target delay in ns (5000)");
@@ -24,12 +25,6 @@ CCLAB_PARAM(max_mdf_ppm, max_mdf_ppm, "floor of the decrease factor in ppm [1, 9
 CCLAB_PARAM(min_cwnd_bytes, min_cwnd_bytes, "smallest (fractional) window in bytes (15)");
 CCLAB_PARAM(init_cwnd_bytes, init_cwnd_bytes, "initial window in bytes, 0 = HostBw*base_rtt (0)");
 CCLAB_PARAM(max_cwnd_bytes, max_cwnd_bytes, "window cap in bytes [65535, 2^30] (16 MiB)");
-CCLAB_PARAM(vai_enable, vai.enable, "Variable AI: 0 off, 1 on (0)");
-CCLAB_PARAM(vai_sf_acks, vai.sf_acks, "Sampling Frequency: decrease point every N ACKs, 0 off [0, 100000] (0)");
-CCLAB_PARAM(vai_token_thresh, vai.token_thresh, "VAI Token_Thresh in ns of delay, 0 = the law's automatic value (0)");
-CCLAB_PARAM(vai_ai_div, vai.ai_div, "VAI AI_DIV: congestion per token in ns of delay [1, 1e9] (30)");
-CCLAB_PARAM(vai_bank_cap, vai.bank_cap, "VAI Bank_Cap in tokens [1, 1000000] (1000)");
-CCLAB_PARAM(vai_ai_cap, vai.ai_cap, "VAI AI_Cap: tokens spent per adjustment at most [1, bank_cap] (100)");
-CCLAB_PARAM(vai_dampener_const, vai.dampener_const, "VAI Dampener_Constant (8)");
+CCLAB_VAI_PARAMS("ns of delay", "30");
 
 MODULE_DESCRIPTION("cclab Swift (delay-based) congestion control, with optional Variable AI / Sampling Frequency");
