@@ -247,6 +247,7 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 
 #include "int_signal.h"
 #include "vai.h"
+#include "power_window.h"
 #include "powertcp.h"
 #include "theta_powertcp.h"
 #include "hpcc.h"

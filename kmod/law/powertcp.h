@@ -52,43 +52,6 @@ LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 	p->max_cwnd_bytes = 0;
 }
 
-/*
- * The window cap of PowerTCP, theta-PowerTCP and HPCC: max_cwnd_bytes, or
- * when 0 the line-rate window HostBw * tau (their reference
- * implementations cap the rate at the NIC's line rate).
- */
-LAW_INLINE __u64 law_cwnd_cap(__u32 max_cwnd_bytes, __u32 host_bw_mbps,
-			      __u64 base_rtt_ns)
-{
-	__u64 bdp;
-
-	if (max_cwnd_bytes)
-		return max_cwnd_bytes;
-	bdp = law_bdp_bytes(law_min64(host_bw_mbps, LAW_RATE_MAX_MBPS),
-			    law_min64(base_rtt_ns, LAW_RTT_MAX_NS));
-	return law_clamp64(bdp, 1, LAW_CWND_CAP_MAX);
-}
-
-/* Shared checks of the power laws' common fields. */
-LAW_INLINE int law_check_common(__u64 base_rtt_ns, __u32 host_bw_mbps,
-				__u32 expected_flows, __u32 init_cwnd_bytes,
-				__u32 max_cwnd_bytes)
-{
-	if (base_rtt_ns < 1000 || base_rtt_ns > LAW_RTT_MAX_NS)
-		return LAW_E_BASE_RTT;
-	if (host_bw_mbps < 1 || host_bw_mbps > LAW_RATE_MAX_MBPS)
-		return LAW_E_HOST_BW;
-	if (expected_flows < 1 || expected_flows > 100000)
-		return LAW_E_FLOWS;
-	if (max_cwnd_bytes && (max_cwnd_bytes < LAW_MSS_MAX ||
-			       max_cwnd_bytes > LAW_CWND_CAP_MAX))
-		return LAW_E_CWND_CAP;
-	if (init_cwnd_bytes > law_cwnd_cap(max_cwnd_bytes, host_bw_mbps,
-					   base_rtt_ns))
-		return LAW_E_INIT_CWND;
-	return LAW_OK;
-}
-
 LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 {
 	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
@@ -106,48 +69,16 @@ LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 	return LAW_OK;
 }
 
-/* HostBw * tau, at least one byte. */
-LAW_INLINE __u64 powertcp_host_bdp(__u32 host_bw_mbps, __u64 base_rtt_ns)
-{
-	__u64 bdp = law_bdp_bytes(law_min64(host_bw_mbps, LAW_RATE_MAX_MBPS),
-				  law_min64(base_rtt_ns, LAW_RTT_MAX_NS));
-
-	return bdp ? bdp : 1;
-}
-
-/*
- * Fill out from the state: window clamp, pacing cwnd / tau but never above
- * HostBw. The paper's sender cannot exceed its NIC's line rate; here the
- * host's link (a veth) has no such limit, so the rate the law asks for is
- * bounded where the paper's NIC would bound it. Without this a window
- * inflated by a low-power sample (an idle gap, 100x at the signal floor)
- * was sent at Gbit/s and filled the bottleneck's whole buffer at once.
- */
-LAW_INLINE void powertcp_output(__u64 *cwnd, __u64 base_rtt_ns,
-				__u32 host_bw_mbps, __u64 cap, __u32 mss,
-				__u64 power_ppm, struct law_out *out)
-{
-	__u64 line_Bps = law_mbps_to_Bps(law_clamp64(host_bw_mbps, 1,
-						     LAW_RATE_MAX_MBPS));
-
-	*cwnd = law_out_cwnd(out, *cwnd, mss, law_max64(cap, mss), mss);
-	out->pacing_rate = law_min64(law_rate_Bps(*cwnd, base_rtt_ns), line_Bps);
-	out->signal_ppm = power_ppm;
-}
-
 LAW_INLINE void powertcp_init(struct powertcp_state *s,
 			      const struct powertcp_params *p, __u32 snd_nxt,
 			      __u32 mss, struct law_out *out)
 {
-	__u64 bdp = powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
-	__u32 n = p->expected_flows ? p->expected_flows : 1;
-
 	__builtin_memset(s, 0, sizeof(*s));
 	if (!mss || mss > LAW_MSS_MAX)
 		mss = LAW_MSS_DEFAULT;
-	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes : bdp;
-	s->beta = p->beta_bytes ? p->beta_bytes : law_max64(bdp / n, 1);
-	s->power_ppm = LAW_PPM;		/* start as if at equilibrium */
+	powertcp_start(&s->cwnd, &s->beta, &s->power_ppm, p->base_rtt_ns,
+		       p->host_bw_mbps, p->expected_flows, p->init_cwnd_bytes,
+		       p->beta_bytes);
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
 	powertcp_output(&s->cwnd, p->base_rtt_ns, p->host_bw_mbps,
@@ -204,46 +135,11 @@ LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
 	return norm;
 }
 
-/* Gamma_smooth = (Gamma_smooth * (tau - dt) + Gamma_norm * dt) / tau */
-LAW_INLINE __u64 law_smooth(__u64 smooth, __u64 sample, __u64 dt, __u64 tau)
-{
-	if (dt > tau)
-		dt = tau;
-	return (smooth * (tau - dt) + sample * dt) / tau;	/* tau >= 1000 */
-}
-
-/* updateWindow: gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd */
-LAW_INLINE __u64 powertcp_update_window(__u64 cwnd, __u64 cwnd_old,
-					__u64 power_ppm, __u64 beta,
-					__u32 gamma_ppm)
-{
-	__u64 p = law_max64(power_ppm, LAW_SIGNAL_MIN_PPM);
-	__u64 target = law_min64(cwnd_old, LAW_CWND_CAP_MAX) * LAW_PPM / p +
-		       law_min64(beta, LAW_CWND_CAP_MAX);
-	__u64 g = law_min64(gamma_ppm, LAW_PPM);
-
-	cwnd = law_min64(cwnd, LAW_CWND_CAP_MAX);
-	return (g * target + (LAW_PPM - g) * cwnd) / LAW_PPM;
-}
-
-/* updateOld(cwnd, ack.seq): remember the window once per RTT. */
-LAW_INLINE void law_update_old(__u64 *cwnd_old, __u32 *last_update_seq,
-			       __u64 cwnd, const struct law_ack *ack,
-			       struct law_out *out)
-{
-	if (law_seq_after(ack->snd_una, *last_update_seq)) {
-		*cwnd_old = cwnd;
-		*last_update_seq = ack->snd_nxt;
-		out->trace |= LAW_TR_RTT_UPDATE;
-	}
-}
-
 LAW_INLINE void powertcp_on_ack(struct powertcp_state *s,
 				const struct powertcp_params *p,
 				const struct law_ack *ack, struct law_out *out)
 {
 	const struct int_echo *e = ack->echo;
-	__u32 mss = law_mss(ack);
 	__u64 tau = law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 	__u64 old = s->cwnd, dt = 0, norm;
 	__u32 why;
@@ -267,14 +163,9 @@ LAW_INLINE void powertcp_on_ack(struct powertcp_state *s,
 							 p->gamma_ppm);
 		}
 	}
-	powertcp_output(&s->cwnd, tau, p->host_bw_mbps,
-			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
-			mss, s->power_ppm, out);
-	if (s->cwnd < old)
-		out->trace |= LAW_TR_DECREASE;
-	else if (s->cwnd > old)
-		out->trace |= LAW_TR_INCREASE;
-	law_update_old(&s->cwnd_old, &s->last_update_seq, s->cwnd, ack, out);
+	powertcp_ack_end(&s->cwnd, &s->cwnd_old, &s->last_update_seq, old,
+			 s->power_ppm, tau, p->host_bw_mbps, p->max_cwnd_bytes,
+			 ack, out);
 }
 
 #endif /* CCLAB_LAW_POWERTCP_H */

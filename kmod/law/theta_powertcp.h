@@ -64,15 +64,12 @@ LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
 				    __u32 snd_nxt, __u32 mss,
 				    struct law_out *out)
 {
-	__u64 bdp = powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
-	__u32 n = p->expected_flows ? p->expected_flows : 1;
-
 	__builtin_memset(s, 0, sizeof(*s));
 	if (!mss || mss > LAW_MSS_MAX)
 		mss = LAW_MSS_DEFAULT;
-	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes : bdp;
-	s->beta = p->beta_bytes ? p->beta_bytes : law_max64(bdp / n, 1);
-	s->power_ppm = LAW_PPM;
+	powertcp_start(&s->cwnd, &s->beta, &s->power_ppm, p->base_rtt_ns,
+		       p->host_bw_mbps, p->expected_flows, p->init_cwnd_bytes,
+		       p->beta_bytes);
 	s->last_updated = snd_nxt;
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
@@ -106,7 +103,6 @@ LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
 				      const struct law_ack *ack,
 				      struct law_out *out)
 {
-	__u32 mss = law_mss(ack);
 	__u64 tau = law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 	__u64 rtt = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
 			      THETA_RTT_MAX_NS);
@@ -137,14 +133,9 @@ LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
 			s->last_updated = ack->snd_nxt;
 		}
 	}
-	powertcp_output(&s->cwnd, tau, p->host_bw_mbps,
-			law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps, tau),
-			mss, s->power_ppm, out);
-	if (s->cwnd < old)
-		out->trace |= LAW_TR_DECREASE;
-	else if (s->cwnd > old)
-		out->trace |= LAW_TR_INCREASE;
-	law_update_old(&s->cwnd_old, &s->last_update_seq, s->cwnd, ack, out);
+	powertcp_ack_end(&s->cwnd, &s->cwnd_old, &s->last_update_seq, old,
+			 s->power_ppm, tau, p->host_bw_mbps, p->max_cwnd_bytes,
+			 ack, out);
 }
 
 #endif /* CCLAB_LAW_THETA_POWERTCP_H */
