@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cclab/internal/nsexec"
 	"cclab/tcopt"
 	"cclab/tcopt/internal/pkt"
 )
@@ -20,20 +19,13 @@ import (
 // kept verbatim.
 func TestMalformedForwardIgnored(t *testing.T) {
 	const port = 5050
-	w := newWarmConn(t, port, 16<<10)
-	a, p, capt, srv, cport := w.a, w.p, w.capt, w.srv, w.cport
+	w := newWarmConn(t, port, 16<<10, atReceiver)
+	a, p, srv, cport := w.a, w.p, w.srv, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
 	srvFd := fdOf(t, srv)
-	var raw int
-	if err := nsexec.Do(p.snd, func() (err error) {
-		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(raw)
+	raw := rawSocket(t, p.snd)
 
 	type fwdStore struct {
 		Len uint8
@@ -46,29 +38,9 @@ func TestMalformedForwardIgnored(t *testing.T) {
 		}
 		return append([]byte(nil), f.Opt[:f.Len]...)
 	}
-	var last pkt.Segment
-	quiet := 0
-	if err := capt.Wait(ctx, func(frames []pkt.Frame) bool {
-		var seg pkt.Segment
-		for _, f := range frames {
-			if s, err := pkt.Parse(f.IP()); err == nil && s.Src == p.rcvIP && s.SPort == port {
-				seg = s
-			}
-		}
-		quiet++
-		if seg.Ack == 0 || seg.Ack != last.Ack {
-			quiet = 0
-		}
-		last = seg
-		time.Sleep(20 * time.Millisecond)
-		return quiet >= 5
-	}); err != nil {
-		t.Fatal(err)
-	}
+	last := w.quietAck(ctx, t, nil)
 
-	rec, _ := tcopt.Option{Slots: 1, Records: []tcopt.Record{tcopt.NewRecord(8, 1500, 3000, 4000)}}.Marshal()
-	hdr := func(l, h byte) []byte { return []byte{tcopt.Kind, l, 0xcc, 0x1a, h} }
-	r := rec[tcopt.BaseLen:]
+	hdr, r := optHdr, rec(t, tcopt.NewRecord(8, 1500, 3000, 4000))
 	valid, _ := tcopt.Option{Slots: 2, Records: []tcopt.Record{tcopt.NewRecord(12, 0, 1, 2), tcopt.NewRecord(14, 3, 4, 5)}}.Marshal()
 	seq := last.Ack + 5000
 	for _, tc := range []struct {

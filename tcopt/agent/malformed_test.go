@@ -3,15 +3,11 @@ package agent
 import (
 	"bytes"
 	"context"
-	"io"
-	"net"
-	"os"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"cclab/internal/nsexec"
 	"cclab/tcopt"
 	"cclab/tcopt/internal/pkt"
 )
@@ -27,89 +23,42 @@ func rec(t *testing.T, r tcopt.Record) []byte {
 
 func opt(hdr ...[]byte) []byte { return bytes.Join(hdr, nil) }
 
+// optHdr is the head of a cclab INT option of length l with header byte h
+// (whatever l and h say, for malformed ones).
+func optHdr(l, h byte) []byte { return []byte{tcopt.Kind, l, 0xcc, 0x1a, h} }
+
 // TestMalformedEchoesIgnored injects ACKs carrying broken INT options into
 // a live connection from the receiver's namespace with a raw socket: they
 // arrive byte for byte, and the sender's agent ignores them (counters say
 // why, socket storage unchanged), while a valid one injected the same way
 // is taken.
 func TestMalformedEchoesIgnored(t *testing.T) {
-	a, id := attach(t)
-	p := newPath(t, id, pathConfig{gso: true})
+	const port = 5020
+	w := newWarmConn(t, port, 64<<10, atSender)
+	a, p, capt, cport := w.a, w.p, w.capt, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.AddProcess(os.Getpid()); err != nil {
-		t.Fatal(err)
-	}
-	var capt *pkt.Capture
-	if err := nsexec.Do(p.snd, func() (err error) { capt, err = pkt.Listen("s0", 256); return }); err != nil {
-		t.Fatal(err)
-	}
-	defer capt.Close()
-
-	const port = 5020
-	ln := listen(t, p.rcv, p.rcvIP, port)
-	got := make(chan error, 1)
-	go func() {
-		c, err := ln.AcceptTCP()
-		if err != nil {
-			got <- err
-			return
-		}
-		t.Cleanup(func() { c.Close() })
-		_, err = io.ReadFull(c, make([]byte, 64<<10))
-		got <- err // the connection stays open for the injection
-	}()
-	c := dial(t, p.snd, p.rcvIP, port)
-	if _, err := c.Write(make([]byte, 64<<10)); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	fd := fdOf(t, c)
-	cport := uint16(c.LocalAddr().(*net.TCPAddr).Port)
+	fd := fdOf(t, w.c)
 
 	// Wait until the connection is quiet and the sender has its echoes;
 	// the receiver's last ACK gives the sequence numbers to inject with.
-	var last pkt.Segment
 	var before Echo
-	settled := 0
-	err := capt.Wait(ctx, func(frames []pkt.Frame) bool {
+	last := w.quietAck(ctx, t, func() bool {
 		e, ok, _ := a.Echo(fd)
-		var seg pkt.Segment
-		for _, f := range frames {
-			if s, err := pkt.Parse(f.IP()); err == nil && s.Src == p.rcvIP && s.SPort == port {
-				seg = s
-			}
-		}
-		if ok && e == before && seg.Ack == last.Ack && seg.Ack != 0 {
-			settled++
-		} else {
-			settled = 0
-		}
-		before, last = e, seg
-		time.Sleep(20 * time.Millisecond)
-		return settled >= 5
+		same := ok && e == before
+		before = e
+		return same
 	})
-	if err != nil || before.Count == 0 {
-		t.Fatalf("no quiet connection with echoes: %v, echo %+v", err, before)
+	if before.Count == 0 {
+		t.Fatalf("no echoes on a quiet connection: %+v", before)
 	}
-
-	var raw int
-	err = nsexec.Do(p.rcv, func() (err error) {
-		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("raw socket: %v", err)
-	}
-	defer unix.Close(raw)
+	raw := rawSocket(t, p.rcv)
 
 	good := tcopt.NewRecord(tcopt.RateCode(1000), 10*1500, 123456, 987654321)
 	good2 := tcopt.NewRecord(tcopt.RateCode(25000), 0, 1<<30, 5e9)
 	bad0 := tcopt.Record{Rate: 0, Qlen: 5, Tx: 5, TS: 5}
 	bad25 := tcopt.Record{Rate: 25, Qlen: 5, Tx: 5, TS: 5}
-	hdr := func(l, h byte) []byte { return []byte{tcopt.Kind, l, 0xcc, 0x1a, h} }
+	hdr := optHdr
 	echo := byte(tcopt.HdrEcho)
 
 	cases := []struct {

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cclab/internal/nsexec"
 	"cclab/tcopt"
 	"cclab/tcopt/internal/pkt"
 )
@@ -19,7 +18,7 @@ import (
 // echo keeps the first 3 with O set, and the sender's storage gets them.
 func TestEchoBesideSACK(t *testing.T) {
 	const port = 5040
-	w := newWarmConn(t, port, 64<<10)
+	w := newWarmConn(t, port, 64<<10, atReceiver)
 	a, p, capt, c, cport := w.a, w.p, w.capt, w.c, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -27,27 +26,7 @@ func TestEchoBesideSACK(t *testing.T) {
 	fd := fdOf(t, c)
 
 	// The receiver's last ACK, once quiet, gives its rcv_nxt and snd_nxt.
-	var last pkt.Segment
-	quiet := 0
-	err = capt.Wait(ctx, func(frames []pkt.Frame) bool {
-		var seg pkt.Segment
-		for _, f := range frames {
-			if s, err := pkt.Parse(f.IP()); err == nil && s.Src == p.rcvIP && s.SPort == port {
-				seg = s
-			}
-		}
-		if seg.Ack != 0 && seg.Ack == last.Ack {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		last = seg
-		time.Sleep(20 * time.Millisecond)
-		return quiet >= 5
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	last := w.quietAck(ctx, t, nil)
 	st0, _ := a.Stats()
 
 	var recs []tcopt.Record
@@ -61,14 +40,7 @@ func TestEchoBesideSACK(t *testing.T) {
 	ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: port,
 		Seq: last.Ack + 10000, Ack: last.Seq, Flags: pkt.ACK | pkt.PSH, Window: 1000,
 		Options: fwd, Payload: bytes.Repeat([]byte{'x'}, 100)})
-	var raw int
-	if err := nsexec.Do(p.snd, func() (err error) {
-		raw, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(raw)
+	raw := rawSocket(t, p.snd)
 	n0 := len(capt.Frames())
 	if err := unix.Sendto(raw, ip, 0, &unix.SockaddrInet4{Addr: p.rcvIP.As4()}); err != nil {
 		t.Fatal(err)
