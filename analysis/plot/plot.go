@@ -89,13 +89,10 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 			col = Color(s.Color - 1)
 		}
 		if c.Points {
-			sc, err := plotter.NewScatter(xy)
+			sc, err := dots(xy, col, draw.CircleGlyph{})
 			if err != nil {
 				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
 			}
-			sc.GlyphStyle.Color = col
-			sc.GlyphStyle.Radius = vg.Points(2.5)
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
 			p.Add(sc)
 			p.Legend.Add(s.Name, sc)
 			continue
@@ -116,15 +113,13 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 		var thumb []plot.Thumbnailer
 		thumb = append(thumb, l)
 		if s.Marks {
-			sc, err := plotter.NewScatter(xy)
+			var shape draw.GlyphDrawer = draw.CircleGlyph{}
+			if s.Dashed {
+				shape = draw.RingGlyph{}
+			}
+			sc, err := dots(xy, col, shape)
 			if err != nil {
 				return nil, fmt.Errorf("plot %q: %w", c.Title, err)
-			}
-			sc.GlyphStyle.Color = col
-			sc.GlyphStyle.Radius = vg.Points(2.5)
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			if s.Dashed {
-				sc.GlyphStyle.Shape = draw.RingGlyph{}
 			}
 			p.Add(sc)
 			thumb = append(thumb, sc)
@@ -182,4 +177,16 @@ func byteLabel(v float64) string {
 		}
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// dots is a series drawn as points of one colour and shape.
+func dots(xy plotter.XYer, col color.Color, shape draw.GlyphDrawer) (*plotter.Scatter, error) {
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle.Color = col
+	sc.GlyphStyle.Radius = vg.Points(2.5)
+	sc.GlyphStyle.Shape = shape
+	return sc, nil
 }
