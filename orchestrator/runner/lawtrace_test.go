@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,13 +74,7 @@ workload:
 			Trace cclaws.TraceStats `json:"cc_trace"`
 		} `json:"extensions"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rj); err != nil {
-		t.Fatal(err)
-	}
+	readRunJSON(t, dir, &rj)
 	if c := rj.CC[name]; c.Flows != 2 || len(c.Params) == 0 {
 		t.Fatalf("run.json cc entry %+v: want 2 flows and the law's parameters", c)
 	}

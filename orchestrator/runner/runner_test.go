@@ -62,6 +62,46 @@ func cleanAfter(t *testing.T, id runid.ID) {
 	t.Cleanup(func() { cleanup.Clean(context.Background(), id) })
 }
 
+// readRunJSON decodes the run.json of run directory dir into v.
+func readRunJSON(t *testing.T, dir string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+}
+
+// openPcap opens a capture for reading; it is closed when the test ends.
+func openPcap(t *testing.T, path string) *pcapgo.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// prepareRun prepares the experiment file exp for a fresh run id whose
+// objects are cleaned up when the test ends.
+func prepareRun(t *testing.T, exp string) (*Prepared, runid.ID) {
+	t.Helper()
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := runid.New()
+	cleanAfter(t, id)
+	return p, id
+}
+
 // An 8:1 incast on the 100 Mbit/s star: one flows.csv row per flow, every
 // flow ok, FCTs that respect the bottleneck, pcaps that decode, a run.json
 // that describes the run, and nothing left behind.
@@ -72,12 +112,7 @@ workload:
   - name: incast
     incast: {dst: h0, fan_in: 8, size: 1MB, start: 10ms, stagger: 20us, per_stagger: 2}
 `)
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := runid.New()
-	cleanAfter(t, id)
+	p, id := prepareRun(t, exp)
 	out := t.TempDir()
 	probe := &probeExtension{}
 	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 50,
@@ -175,13 +210,7 @@ workload:
 			} `json:"probe"`
 		} `json:"extensions"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rj); err != nil {
-		t.Fatal(err)
-	}
+	readRunJSON(t, dir, &rj)
 	if rj.ID != string(id) || rj.Seed != 3 || rj.ClockOffsetNs <= 0 || !strings.Contains(rj.Experiment.Source, "fan_in: 8") ||
 		len(rj.Topology.Nodes) != 18 || rj.Kernel.Release == "" || rj.Framing.MSS != 1448 || rj.Health.RTT.MedianNs <= 0 ||
 		rj.CaptureDrops != 0 || len(rj.Capture) != 17 {
@@ -238,15 +267,7 @@ func readCSV(t *testing.T, path string) [][]string {
 }
 
 func pcapSYNs(t *testing.T, path string) map[uint16]bool {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openPcap(t, path)
 	syns := map[uint16]bool{}
 	for {
 		data, _, err := r.ReadPacketData()
@@ -485,12 +506,7 @@ func (p *probeExtension) Stop(ctx context.Context) (any, error) {
 // every one completes (after the losses a 128 KB buffer forces).
 func TestThousandFlowIncastRun(t *testing.T) {
 	exp := writeExperiment(t, "star-16.yaml", "timeout: 60s\nworkload:\n  - name: incast\n    incast: {dst: h0, fan_in: 1000, size: 10KB}\n")
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := runid.New()
-	cleanAfter(t, id)
+	p, id := prepareRun(t, exp)
 	out := t.TempDir()
 	res, err := Run(context.Background(), p, Options{Out: out, ID: id, RTTSamples: 20})
 	if err != nil {
@@ -564,14 +580,9 @@ workload:
   - name: long
     long: {src: h1, dst: h0, start: 0, stop: 100ms}
 `)
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := runid.New()
-	cleanAfter(t, id)
+	p, id := prepareRun(t, exp)
 	out := t.TempDir()
-	_, err = Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20,
+	_, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20,
 		Extensions: func() []Extension { return []Extension{slowExtension{300 * time.Millisecond}} }})
 	if err != nil {
 		t.Fatal(err)
@@ -579,10 +590,7 @@ workload:
 	var rj struct {
 		Zero int64 `json:"workload_zero_ns"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, string(id), "run.json"))
-	if err != nil || json.Unmarshal(b, &rj) != nil {
-		t.Fatalf("run.json: %v", err)
-	}
+	readRunJSON(t, filepath.Join(out, string(id)), &rj)
 	rows := readCSV(t, filepath.Join(out, string(id), "flows.csv"))
 	start, _ := strconv.ParseInt(rows[1][9], 10, 64)
 	if rows[1][13] != "ok" || start-rj.Zero > int64(20*time.Millisecond) || start < rj.Zero {

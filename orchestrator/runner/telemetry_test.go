@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // A 4:1 incast through the software switch with INT on: the switch samples
@@ -35,12 +33,7 @@ workload:
   - name: incast
     incast: {dst: h0, fan_in: 4, size: 500KB, start: 10ms}
 `)
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := runid.New()
-	cleanAfter(t, id)
+	p, id := prepareRun(t, exp)
 	// The laws' pin directory, where the agent shares the echo map: one of
 	// the test's own (the real one belongs to the registered laws).
 	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
@@ -70,13 +63,7 @@ workload:
 		} `json:"extensions"`
 		Errors []string `json:"errors"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rj); err != nil {
-		t.Fatal(err)
-	}
+	readRunJSON(t, dir, &rj)
 	if len(rj.Errors) > 0 {
 		t.Fatalf("run errors: %v", rj.Errors)
 	}
@@ -113,15 +100,7 @@ workload:
 	// h0's ACKs echo one stamped record with the port's rate. (Its capture
 	// sees data packets before the last hop's record: packet taps run
 	// before tc ingress, where the port's dequeue is stamped.)
-	f, err := os.Open(filepath.Join(dir, "pcap", "h0-eth0.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openPcap(t, filepath.Join(dir, "pcap", "h0-eth0.pcap"))
 	var withRecord, maxQlen int
 	src := gopacket.NewPacketSource(r, layers.LinkTypeEthernet)
 	for pkt := range src.Packets() {
