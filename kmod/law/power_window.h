@@ -111,6 +111,16 @@ LAW_INLINE void law_update_old(__u64 *cwnd_old, __u32 *last_update_seq,
 	}
 }
 
+/* Checks of the gains both algorithms take: gamma and beta. */
+LAW_INLINE int powertcp_check_gains(__u32 gamma_ppm, __u32 beta_bytes)
+{
+	if (gamma_ppm < 1 || gamma_ppm > LAW_PPM)
+		return LAW_E_GAMMA;
+	if (beta_bytes > LAW_CWND_CAP_MAX)
+		return LAW_E_AI;
+	return LAW_OK;
+}
+
 /*
  * Both algorithms start alike: cwnd = HostBw * tau and beta = HostBw * tau
  * / N unless configured, power 1 (as if at equilibrium).

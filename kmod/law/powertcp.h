@@ -58,12 +58,10 @@ LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 				   p->expected_flows, p->init_cwnd_bytes,
 				   p->max_cwnd_bytes);
 
+	if (!err)
+		err = powertcp_check_gains(p->gamma_ppm, p->beta_bytes);
 	if (err)
 		return err;
-	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
-		return LAW_E_GAMMA;
-	if (p->beta_bytes > LAW_CWND_CAP_MAX)
-		return LAW_E_AI;
 	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
 		return LAW_E_INT_AGE;
 	return LAW_OK;

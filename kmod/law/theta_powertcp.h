@@ -50,13 +50,7 @@ LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p
 				   p->expected_flows, p->init_cwnd_bytes,
 				   p->max_cwnd_bytes);
 
-	if (err)
-		return err;
-	if (p->gamma_ppm < 1 || p->gamma_ppm > LAW_PPM)
-		return LAW_E_GAMMA;
-	if (p->beta_bytes > LAW_CWND_CAP_MAX)
-		return LAW_E_AI;
-	return LAW_OK;
+	return err ? err : powertcp_check_gains(p->gamma_ppm, p->beta_bytes);
 }
 
 LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
