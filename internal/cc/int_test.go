@@ -3,6 +3,7 @@ package cc
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,14 @@ func TestINTLawsFollowTelemetry(t *testing.T) {
 				run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_timestamps=0")
 			}
 
+			// Cleanups run last first: this one after the agent's Close
+			// and before the law's unload. The law still reads the echo
+			// map, so the agent, not its last user, must leave the pin.
+			t.Cleanup(func() {
+				if _, err := os.Stat(filepath.Join(pinDir, agent.EchoMapName)); err != nil {
+					t.Errorf("the agent's Close unpinned the echo map the law uses: %v", err)
+				}
+			})
 			ag, err := agent.Attach(context.Background(), n.id, agent.Options{EchoPinDir: pinDir})
 			if err != nil {
 				t.Fatalf("INT host agent: %v", err)
