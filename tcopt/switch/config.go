@@ -37,6 +37,9 @@ type Config struct {
 	// Netns returns the namespace name (as in /run/netns) of a node.
 	Netns func(node string) string
 	Ports []PortConfig
+	// Attach chooses tcx links or classic cls_bpf filters; the zero
+	// value, AttachAuto, takes tcx where the kernel has it.
+	Attach AttachMode
 }
 
 // maxPorts matches SWITCH_MAX_PORTS in tcopt/bpf/switch_maps.h.
