@@ -24,7 +24,9 @@
  *  - classic, SWITCH_CLASSIC (e.g. Linux 6.1): no kfunc and no tcx. The
  *    tc programs are cls_bpf filters (direct action) loaded once per port
  *    with the port's slot as a constant, since a tc program of 6.1 cannot
- *    tell which namespace its device is in; the snapshot is keyed by the
+ *    tell which namespace its device is in. The stamper, which is costly
+ *    to verify, is loaded once: each port's small int_switch_stamp_port
+ *    puts the slot in skb->cb[0] and tail-calls it. The snapshot is keyed by the
  *    address of the frame's first byte (skb->data at the driver and, with
  *    the MAC header pushed back, at the peer's tc ingress); the enqueue
  *    counter reads qdisc_pkt_len as skb->wire_len, and the backlog through
@@ -98,6 +100,15 @@ struct {
 	__type(value, __u64);
 } port_devs SEC(".maps");
 
+/* Classic build: the stamper, which every port's int_switch_stamp_port
+ * tail-calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stamper SEC(".maps");
+
 /* Packets between the driver and the peer's ingress; LRU so that one that
  * never arrives (dropped on the way) ages out. */
 struct {
@@ -113,6 +124,7 @@ struct {
 
 /* The port this instance of the tc programs serves (set by the loader). */
 volatile const __u32 port_slot;
+
 #else
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
 #endif
@@ -494,13 +506,23 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 }
 
 #ifdef SWITCH_CLASSIC
+/* One per port: hand the port's slot to the stamper in the skb's tc
+ * scratch space. */
+SEC("tc")
+int int_switch_stamp_port(struct __sk_buff *skb)
+{
+	skb->cb[0] = port_slot;
+	bpf_tail_call(skb, &stamper, 0);
+	return TC_ACT_UNSPEC;	/* no stamper: pass */
+}
+
 SEC("tc")
 int int_switch_stamp(struct __sk_buff *skb)
 {
 	/* cls_bpf pushed the MAC header back: data is the frame's start. */
 	__u64 key = skb->data;
 
-	stamp_arrival(skb, port_slot, key);
+	stamp_arrival(skb, skb->cb[0], key);
 	return TC_ACT_UNSPEC;
 }
 #else

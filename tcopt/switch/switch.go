@@ -21,7 +21,8 @@ type Switch struct {
 	ports   []PortConfig
 	mode    AttachMode
 	objs    objects
-	tcProgs []tcPrograms // one pair, or one per port (classic)
+	tcProgs []tcPrograms  // one pair, or one per port (classic)
+	stamper *ebpf.Program // classic: the stamper the ports tail-call
 	links   []link.Link
 	filters []*classicFilter
 
@@ -42,17 +43,18 @@ func (o *objects) Close() error {
 	for _, p := range []*ebpf.Program{o.IntSwitchXmit, o.IntSwitchDrop} {
 		errs = append(errs, p.Close()) // nil-safe
 	}
-	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs} {
+	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper} {
 		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
 }
 
 // tcPrograms are the enqueue counter and the stamper: one pair for all
-// ports (tcx), or one per port (classic).
+// ports (tcx), or one per port (classic, where Stamp is the port's
+// int_switch_stamp_port, which tail-calls the stamper).
 type tcPrograms struct {
-	Enqueue *ebpf.Program `ebpf:"int_switch_enqueue"`
-	Stamp   *ebpf.Program `ebpf:"int_switch_stamp"`
+	Enqueue *ebpf.Program
+	Stamp   *ebpf.Program
 }
 
 // Attach loads the switch programs and attaches them to every port of cfg:
@@ -180,32 +182,52 @@ func loadErr(mode AttachMode, err error) error {
 	return fmt.Errorf("load switch BPF (%s): %w", mode, err)
 }
 
-// loadTCPrograms loads the tc programs: once for tcx, where they find
-// their port by the device; once per port for classic, each pair with its
-// port's slot as the constant port_slot. They share the maps already
-// loaded.
+// loadTCPrograms loads the tc programs. tcx: one pair, which finds its
+// port by the device. Classic: the stamper once, into the prog array
+// stamper, then per port the enqueue counter and int_switch_stamp_port
+// with the port's slot as the constant port_slot. All share the maps
+// already loaded.
 func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
-	n := 1
-	if s.mode == AttachClassic {
-		n = len(s.ports)
-	}
-	maps := map[string]*ebpf.Map{
+	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		"dequeue_ports": s.objs.DequeuePorts, "dequeued": s.objs.Dequeued,
 		"egress_ports": s.objs.EgressPorts, "port_cfgs": s.objs.PortCfgs,
 		"port_states": s.objs.PortStates, "port_devs": s.objs.PortDevs,
-	}
-	for i := 0; i < n; i++ {
-		cs := spec.Copy()
-		if s.mode == AttachClassic {
-			if err := cs.Variables["port_slot"].Set(uint32(i)); err != nil {
-				return fmt.Errorf("tc programs of port %d: %w", i, err)
-			}
+		"stamper": s.objs.Stamper,
+	}}
+	if s.mode != AttachClassic {
+		var p struct {
+			Enqueue *ebpf.Program `ebpf:"int_switch_enqueue"`
+			Stamp   *ebpf.Program `ebpf:"int_switch_stamp"`
 		}
-		var p tcPrograms
-		if err := cs.LoadAndAssign(&p, &ebpf.CollectionOptions{MapReplacements: maps}); err != nil {
+		if err := spec.Copy().LoadAndAssign(&p, opts); err != nil {
 			return loadErr(s.mode, err)
 		}
-		s.tcProgs = append(s.tcProgs, p)
+		s.tcProgs = append(s.tcProgs, tcPrograms{Enqueue: p.Enqueue, Stamp: p.Stamp})
+		return nil
+	}
+	var m struct {
+		Stamp *ebpf.Program `ebpf:"int_switch_stamp"`
+	}
+	if err := spec.Copy().LoadAndAssign(&m, opts); err != nil {
+		return loadErr(s.mode, err)
+	}
+	s.stamper = m.Stamp
+	if err := s.objs.Stamper.Put(uint32(0), m.Stamp); err != nil {
+		return fmt.Errorf("install the stamper: %w", err)
+	}
+	for i := range s.ports {
+		cs := spec.Copy()
+		if err := cs.Variables["port_slot"].Set(uint32(i)); err != nil {
+			return fmt.Errorf("tc programs of port %d: %w", i, err)
+		}
+		var p struct {
+			Enqueue   *ebpf.Program `ebpf:"int_switch_enqueue"`
+			StampPort *ebpf.Program `ebpf:"int_switch_stamp_port"`
+		}
+		if err := cs.LoadAndAssign(&p, opts); err != nil {
+			return loadErr(s.mode, err)
+		}
+		s.tcProgs = append(s.tcProgs, tcPrograms{Enqueue: p.Enqueue, Stamp: p.StampPort})
 	}
 	return nil
 }
@@ -263,6 +285,10 @@ func (s *Switch) Close() error {
 		}
 	}
 	s.tcProgs = nil
+	if err := s.stamper.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close stamper: %w", err))
+	}
+	s.stamper = nil
 	if err := s.objs.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close switch BPF objects: %w", err))
 	}
