@@ -52,6 +52,9 @@ func (c *Config) validate() error {
 	if len(c.Ports) == 0 {
 		return fmt.Errorf("switch config: no ports")
 	}
+	if c.Attach < AttachAuto || c.Attach > AttachClassic {
+		return fmt.Errorf("switch config: unknown attach mode %d", int(c.Attach))
+	}
 	if len(c.Ports) > maxPorts {
 		return fmt.Errorf("switch config: %d ports, at most %d", len(c.Ports), maxPorts)
 	}

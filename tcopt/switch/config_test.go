@@ -29,6 +29,7 @@ func TestConfigRejects(t *testing.T) {
 		"self peer":      {Config{Netns: ns, Ports: []PortConfig{{Node: "s1", Iface: "a", PeerNode: "s1", PeerIface: "b"}}}, "same node"},
 		"port twice":     {Config{Netns: ns, Ports: []PortConfig{ok, ok}}, "listed twice"},
 		"peer fed twice": {Config{Netns: ns, Ports: []PortConfig{ok, {Node: "s2", Iface: "q", PeerNode: "rcv", PeerIface: "l1"}}}, "already fed"},
+		"attach mode":    {Config{Netns: ns, Ports: []PortConfig{ok}, Attach: AttachClassic + 1}, "unknown attach mode"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Attach(context.Background(), tc.cfg)
