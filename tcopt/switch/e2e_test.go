@@ -174,6 +174,7 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 		if st.Stamped < uint64(len(frames)) {
 			t.Errorf("hop %d: stamped %d < %d frames", h, st.Stamped, len(frames))
 		}
+		t.Logf("hop %d: %d of %d packets late", h, st.Late, st.TransmittedPkt)
 		if st.Late*20 > st.TransmittedPkt {
 			t.Errorf("hop %d: %d of %d packets stamped without their dequeue snapshot", h, st.Late, st.TransmittedPkt)
 		}
