@@ -79,7 +79,8 @@ func TestPortsFromPlan(t *testing.T) {
 func TestAttachFailsCleanly(t *testing.T) { eachMode(t, testAttachFailsCleanly) }
 
 func testAttachFailsCleanly(t *testing.T, mode AttachMode) {
-	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
+	// Two switches: the devices between them are a port and a peer both.
+	l := newLine(t, 2, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
 	l.mode = mode
 	// Someone else's clsact qdisc and filter on one peer.
 	l.in("rcv", "tc", "qdisc", "add", "dev", l.rcvIface(), "clsact")
@@ -90,7 +91,7 @@ func testAttachFailsCleanly(t *testing.T, mode AttachMode) {
 		t.Fatalf("before Attach: %+v", before)
 	}
 	cfg := l.cfg()
-	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s1", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
+	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s2", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
 	_, err := Attach(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "nosuch0") {
 		t.Fatalf("Attach: %v, want an error naming nosuch0", err)
@@ -104,10 +105,15 @@ func testAttachFailsCleanly(t *testing.T, mode AttachMode) {
 	}
 	want := before
 	if mode == AttachClassic {
-		// A filter per port and per peer, four devices here; a clsact
-		// qdisc on each but the one that had it.
+		// A filter per port and per peer; a clsact qdisc on each device
+		// they are on but the one that had it.
+		devs := map[[2]string]bool{}
+		for _, p := range l.ports {
+			devs[[2]string{p.Node, p.Iface}] = true
+			devs[[2]string{p.PeerNode, p.PeerIface}] = true
+		}
 		want.classic += 2 * len(l.ports)
-		want.clsact += 2*len(l.ports) - 1
+		want.clsact += len(devs) - 1
 	} else {
 		want.tcx += 2 * len(l.ports)
 	}
