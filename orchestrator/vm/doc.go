@@ -22,9 +22,9 @@
 // paths with HTB and netem, runs a flow per law, checks that the window
 // follows the law's signal (tracepoint cclab:cclab_cc_ack), that rmmod is
 // refused while a socket uses a module and succeeds after, that every
-// socket's state is freed, that real INT echoes reach the INT laws (6.12:
-// the INT switch needs TCX and kfuncs that 6.1 lacks), and that dmesg has
-// no WARN, BUG or oops.
+// socket's state is freed, that real INT echoes reach the INT laws (the
+// INT switch attaches with tcx on 6.12, with classic cls_bpf filters on
+// 6.1), and that dmesg has no WARN, BUG or oops.
 //
 // Downloads and builds are cached under a cache directory (DefaultCache)
 // and reused: kernels by version, module builds by a hash of the sources.

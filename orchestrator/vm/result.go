@@ -150,9 +150,9 @@ var requiredChecks = []string{
 	"rmmod_cclab_int", "dmesg_clean",
 }
 
-// requiredINT are the checks with real INT (switch, host agent, cclab_int):
-// required on 6.12; on 6.1 only when the guest did not report the INT
-// switch unavailable (it attaches with TCX, Linux >= 6.6).
+// requiredINT are the checks with real INT (switch, host agent, cclab_int),
+// required on every kernel: the INT switch attaches with tcx on 6.12 and
+// with classic cls_bpf filters on 6.1 (tcopt/switch/README.md).
 var requiredINT = []string{
 	"int_topo_1", "int_echoes_powertcp_1sw", "window_follows_int_powertcp_1sw",
 	"int_echoes_hpcc_1sw", "window_follows_int_hpcc_1sw", "no_leak_int_1sw",
@@ -161,12 +161,7 @@ var requiredINT = []string{
 }
 
 // Required lists the checks r's guest must have reported, passed: all of
-// requiredChecks, and requiredINT unless the guest reported INT unavailable
-// on a kernel other than 6.12 (where the INT switch must attach).
+// requiredChecks and requiredINT.
 func Required(r *Result) []string {
-	want := append([]string{}, requiredChecks...)
-	if _, unavailable := r.Note("int_unavailable"); !unavailable || r.Series == "6.12" {
-		want = append(want, requiredINT...)
-	}
-	return want
+	return append(append([]string{}, requiredChecks...), requiredINT...)
 }

@@ -34,7 +34,7 @@ func TestKernelModulesInVM(t *testing.T) {
 				t.Fatal(err)
 			}
 			if why, unavailable := r.Note("int_unavailable"); unavailable {
-				t.Logf("%s: INT not available in the guest: %s", series, why)
+				t.Logf("%s: the guest reported INT unavailable (a failure): %s", series, why)
 			}
 			if err := r.Err(Required(r)); err != nil {
 				t.Logf("guest console:\n%s", r.Console)

@@ -4,7 +4,7 @@
  * queue and stamp an INT record (tcopt/README.md) into TCP packets as they
  * leave it. Maps and the port model: switch_maps.h.
  *
- * int_switch_enqueue   tcx egress on a switch port: bytes entering the
+ * int_switch_enqueue   tc egress on a switch port: bytes entering the
  *                      port's qdisc.
  * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped.
  * int_switch_xmit      net_dev_start_xmit tracepoint, where the qdisc hands
@@ -12,10 +12,26 @@
  *                      and a snapshot of the port for that packet: the
  *                      qdisc's backlog (the bytes queued behind it),
  *                      txBytes and the time.
- * int_switch_stamp     tcx ingress on the port's veth peer, the first place
+ * int_switch_stamp     tc ingress on the port's veth peer, the first place
  *                      after dequeue where a packet can be rewritten:
  *                      writes the snapshot as the INT record and marks ECN,
  *                      as a real switch's egress pipeline does at dequeue.
+ *
+ * Two builds of this file (tcopt/switch/gen.go):
+ *  - tcx (Linux >= 6.6): the tc programs reach the kernel's sk_buff with
+ *    the kfunc bpf_cast_to_kern_ctx (>= 6.3): the port from its device,
+ *    the snapshot keyed by the skb's address.
+ *  - classic, SWITCH_CLASSIC (e.g. Linux 6.1): no kfunc and no tcx. The
+ *    tc programs are cls_bpf filters (direct action) loaded once per port
+ *    with the port's slot as a constant, since a tc program of 6.1 cannot
+ *    tell which namespace its device is in. The stamper, which is costly
+ *    to verify, is loaded once: each port's small int_switch_stamp_port
+ *    puts the slot in skb->cb[0] and tail-calls it. The snapshot is keyed by the
+ *    address of the frame's first byte (skb->data at the driver and, with
+ *    the MAC header pushed back, at the peer's tc ingress); the enqueue
+ *    counter reads qdisc_pkt_len as skb->wire_len, and the backlog through
+ *    the port's device, whose address the tracing programs note.
+ * Both builds count, snapshot and stamp alike: same maps, same records.
  *
  * Nothing is ever written outside our own option and, for ECN, the IP
  * header's TOS and checksum.
@@ -75,6 +91,24 @@ struct {
 	__type(value, struct port_state);
 } port_states SEC(".maps");
 
+/* Classic build: each port's net_device, as the tracing programs saw it,
+ * for the enqueue counter to read the backlog through (0: not seen yet). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} port_devs SEC(".maps");
+
+/* Classic build: the stamper, which every port's int_switch_stamp_port
+ * tail-calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stamper SEC(".maps");
+
 /* Packets between the driver and the peer's ingress; LRU so that one that
  * never arrives (dropped on the way) ages out. */
 struct {
@@ -84,7 +118,16 @@ struct {
 	__type(value, struct deq_snap);
 } dequeued SEC(".maps");
 
+#ifdef SWITCH_CLASSIC
+/* A classic filter's verdict that lets the next filter run. */
+#define TC_ACT_UNSPEC	(-1)
+
+/* The port this instance of the tc programs serves (set by the loader). */
+volatile const __u32 port_slot;
+
+#else
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
+#endif
 
 /* Where the headers of a packet are; zero offsets mean "absent". */
 struct pkt {
@@ -176,6 +219,46 @@ static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
 }
 
+/* Count a packet of len bytes entering a port's qdisc. */
+static __always_inline void count_enqueue(struct port_state *st, __u32 len)
+{
+	__sync_fetch_and_add(&st->enq_bytes, len);
+	__sync_fetch_and_add(&st->enq_pkts, 1);
+}
+
+/* Classic build: note the device of port idx for the enqueue counter. */
+static __always_inline void note_dev(__u32 idx, struct net_device *dev)
+{
+#ifdef SWITCH_CLASSIC
+	__u64 *d = bpf_map_lookup_elem(&port_devs, &idx);
+
+	if (d)
+		*d = (__u64)dev;
+#endif
+}
+
+#ifdef SWITCH_CLASSIC
+SEC("tc")
+int int_switch_enqueue(struct __sk_buff *skb)
+{
+	__u32 idx = port_slot, len = skb->wire_len;	/* qdisc_pkt_len */
+	struct port_state *st;
+	__u64 *d;
+
+	st = bpf_map_lookup_elem(&port_states, &idx);
+	d = bpf_map_lookup_elem(&port_devs, &idx);
+	if (!st || !d)
+		return TC_ACT_UNSPEC;
+	count_enqueue(st, len);
+	/* The packet is about to join the queue (a drop corrects it). Until a
+	 * packet has left, the port (attached idle) holds what entered. */
+	if (*d)
+		st->backlog = qdisc_backlog((struct net_device *)*d) + len;
+	else
+		st->backlog = READ_ONCE(st->backlog) + len;
+	return TC_ACT_UNSPEC;
+}
+#else
 SEC("tcx/egress")
 int int_switch_enqueue(struct __sk_buff *skb)
 {
@@ -191,11 +274,26 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	if (!st)
 		return TCX_NEXT;
 	len = qdisc_len(kskb);
-	__sync_fetch_and_add(&st->enq_bytes, len);
-	__sync_fetch_and_add(&st->enq_pkts, 1);
+	count_enqueue(st, len);
 	/* The packet is about to join the queue (a drop corrects it). */
 	st->backlog = qdisc_backlog(dev) + len;
 	return TCX_NEXT;
+}
+#endif
+
+/*
+ * The key of a packet's snapshot, as the tracing programs see the packet.
+ * tcx: the skb's address. Classic: the address of the frame's first byte,
+ * skb->data when the driver takes it, which is where the peer's tc ingress
+ * sees the frame start (the same skb, its buffer untouched by the veth).
+ */
+static __always_inline __u64 snap_key(struct sk_buff *skb)
+{
+#ifdef SWITCH_CLASSIC
+	return (__u64)BPF_CORE_READ(skb, data);
+#else
+	return (__u64)skb;
+#endif
 }
 
 SEC("tp_btf/net_dev_start_xmit")
@@ -212,6 +310,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	st = bpf_map_lookup_elem(&port_states, idx);
 	if (!st)
 		return 0;
+	note_dev(*idx, dev);
 	len = xmit_len(skb);
 	tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
 	__sync_fetch_and_add(&st->deq_pkts, 1);
@@ -222,7 +321,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	snap.ts = bpf_ktime_get_ns();
 	snap.port = *idx;
 	snap.len = BPF_CORE_READ(skb, len);
-	key = (__u64)skb;
+	key = snap_key(skb);
 	bpf_map_update_elem(&dequeued, &key, &snap, BPF_ANY);
 	return 0;
 }
@@ -357,28 +456,28 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 /* A snapshot older than this belongs to another packet. */
 #define SNAP_MAX_AGE_NS	(1000 * 1000 * 1000ULL)
 
-SEC("tcx/ingress")
-int int_switch_stamp(struct __sk_buff *skb)
+/*
+ * A packet of port idx arriving at the peer: take its dequeue snapshot
+ * (key as snap_key) and write it. The key is a pointer in the classic
+ * build; it is only ever used as a map key, before the packet changes.
+ */
+static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
+					  __u64 key)
 {
-	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
-	__u64 key = (__u64)kskb, now, qlen, tx, ts, len;
+	__u64 now, qlen, tx, ts, len;
 	struct deq_snap *snap;
 	struct port_state *st;
 	struct port_cfg *cfg;
 	struct pkt p;
-	__u32 *idx;
 
-	idx = dev_slot(&dequeue_ports, BPF_CORE_READ(kskb, dev));
-	if (!idx)
-		return TCX_NEXT;
-	st = bpf_map_lookup_elem(&port_states, idx);
-	cfg = bpf_map_lookup_elem(&port_cfgs, idx);
+	st = bpf_map_lookup_elem(&port_states, &idx);
+	cfg = bpf_map_lookup_elem(&port_cfgs, &idx);
 	if (!st || !cfg)
-		return TCX_NEXT;
+		return;
 	now = bpf_ktime_get_ns();
 	parse(skb, &p);
 	snap = bpf_map_lookup_elem(&dequeued, &key);
-	if (snap && snap->port == *idx && snap->len == skb->len &&
+	if (snap && snap->port == idx && snap->len == skb->len &&
 	    now - snap->ts < SNAP_MAX_AGE_NS) {
 		qlen = snap->qlen;
 		tx = snap->tx_bytes;
@@ -404,8 +503,41 @@ int int_switch_stamp(struct __sk_buff *skb)
 		mark_ce(skb, &p, st);
 	if (p.tcp_off)
 		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx, ts);
+}
+
+#ifdef SWITCH_CLASSIC
+/* One per port: hand the port's slot to the stamper in the skb's tc
+ * scratch space. */
+SEC("tc")
+int int_switch_stamp_port(struct __sk_buff *skb)
+{
+	skb->cb[0] = port_slot;
+	bpf_tail_call(skb, &stamper, 0);
+	return TC_ACT_UNSPEC;	/* no stamper: pass */
+}
+
+SEC("tc")
+int int_switch_stamp(struct __sk_buff *skb)
+{
+	/* cls_bpf pushed the MAC header back: data is the frame's start. */
+	__u64 key = skb->data;
+
+	stamp_arrival(skb, skb->cb[0], key);
+	return TC_ACT_UNSPEC;
+}
+#else
+SEC("tcx/ingress")
+int int_switch_stamp(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	__u32 *idx;
+
+	idx = dev_slot(&dequeue_ports, BPF_CORE_READ(kskb, dev));
+	if (idx)
+		stamp_arrival(skb, *idx, (__u64)kskb);
 	return TCX_NEXT;
 }
+#endif
 
 /* Drop reasons of a qdisc refusing a packet. */
 static __always_inline bool qdisc_drop_reason(enum skb_drop_reason r)
@@ -438,7 +570,7 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	if (!qdisc_drop_reason(reason)) {
 		/* Transmitted but dropped before the peer: forget it, so its
 		 * address cannot lend a stale snapshot to a later skb. */
-		key = (__u64)skb;
+		key = snap_key(skb);
 		bpf_map_delete_elem(&dequeued, &key);
 		return 0;
 	}
@@ -449,6 +581,7 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	st = bpf_map_lookup_elem(&port_states, idx);
 	if (!st)
 		return 0;
+	note_dev(*idx, dev);
 	len = qdisc_len(skb);
 	__sync_fetch_and_add(&st->drop_bytes, len);
 	__sync_fetch_and_add(&st->drop_pkts, 1);

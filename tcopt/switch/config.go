@@ -37,6 +37,9 @@ type Config struct {
 	// Netns returns the namespace name (as in /run/netns) of a node.
 	Netns func(node string) string
 	Ports []PortConfig
+	// Attach chooses tcx links or classic cls_bpf filters; the zero
+	// value, AttachAuto, takes tcx where the kernel has it.
+	Attach AttachMode
 }
 
 // maxPorts matches SWITCH_MAX_PORTS in tcopt/bpf/switch_maps.h.
@@ -48,6 +51,9 @@ func (c *Config) validate() error {
 	}
 	if len(c.Ports) == 0 {
 		return fmt.Errorf("switch config: no ports")
+	}
+	if c.Attach < AttachAuto || c.Attach > AttachClassic {
+		return fmt.Errorf("switch config: unknown attach mode %d", int(c.Attach))
 	}
 	if len(c.Ports) > maxPorts {
 		return fmt.Errorf("switch config: %d ports, at most %d", len(c.Ports), maxPorts)

@@ -3,15 +3,14 @@ package intswitch
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
 
-	"cclab/internal/nsexec"
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
 )
@@ -30,6 +29,7 @@ func TestConfigRejects(t *testing.T) {
 		"self peer":      {Config{Netns: ns, Ports: []PortConfig{{Node: "s1", Iface: "a", PeerNode: "s1", PeerIface: "b"}}}, "same node"},
 		"port twice":     {Config{Netns: ns, Ports: []PortConfig{ok, ok}}, "listed twice"},
 		"peer fed twice": {Config{Netns: ns, Ports: []PortConfig{ok, {Node: "s2", Iface: "q", PeerNode: "rcv", PeerIface: "l1"}}}, "already fed"},
+		"attach mode":    {Config{Netns: ns, Ports: []PortConfig{ok}, Attach: AttachClassic + 1}, "unknown attach mode"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Attach(context.Background(), tc.cfg)
@@ -73,53 +73,106 @@ func TestPortsFromPlan(t *testing.T) {
 
 // TestAttachFailsCleanly: a port whose interface does not exist fails
 // Attach with an error naming it, and leaves no program on the ports that
-// were fine.
-func TestAttachFailsCleanly(t *testing.T) {
-	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
-	before := switchLinks(t, l)
+// were fine; Close removes exactly what Attach added: the tcx links, or the
+// classic filters and the clsact qdiscs the switch created, never a clsact
+// qdisc or filter that was there before.
+func TestAttachFailsCleanly(t *testing.T) { eachMode(t, testAttachFailsCleanly) }
+
+func testAttachFailsCleanly(t *testing.T, mode AttachMode) {
+	// Two switches: the devices between them are a port and a peer both.
+	l := newLine(t, 2, linkOpts{rate: units.Rate(1e9), buffer: 64 << 10})
+	l.mode = mode
+	// Someone else's clsact qdisc and filter on one peer.
+	l.in("rcv", "tc", "qdisc", "add", "dev", l.rcvIface(), "clsact")
+	l.in("rcv", "tc", "filter", "add", "dev", l.rcvIface(), "ingress", "prio", "100", "protocol", "all",
+		"u32", "match", "u32", "0", "0", "flowid", "1:1")
+	before := switchHooks(t, l)
+	if before.foreign == 0 || before.clsact != 1 {
+		t.Fatalf("before Attach: %+v", before)
+	}
 	cfg := l.cfg()
-	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s1", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
+	cfg.Ports = append(cfg.Ports, PortConfig{Node: "s2", Iface: "nosuch0", PeerNode: "rcv", PeerIface: "nosuch1"})
 	_, err := Attach(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "nosuch0") {
 		t.Fatalf("Attach: %v, want an error naming nosuch0", err)
 	}
-	if n := switchLinks(t, l); n != before {
-		t.Errorf("%d switch tcx links after a failed Attach, %d before", n, before)
+	if h := switchHooks(t, l); h != before {
+		t.Errorf("after a failed Attach: %+v, before %+v", h, before)
 	}
 	sw, err := Attach(context.Background(), l.cfg())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := switchLinks(t, l); n != before+len(l.ports)*2 {
-		t.Errorf("%d switch tcx links with %d ports attached, want %d", n, len(l.ports), before+2*len(l.ports))
+	want := before
+	if mode == AttachClassic {
+		// A filter per port and per peer; a clsact qdisc on each device
+		// they are on but the one that had it.
+		devs := map[[2]string]bool{}
+		for _, p := range l.ports {
+			devs[[2]string{p.Node, p.Iface}] = true
+			devs[[2]string{p.PeerNode, p.PeerIface}] = true
+		}
+		want.classic += 2 * len(l.ports)
+		want.clsact += len(devs) - 1
+	} else {
+		want.tcx += 2 * len(l.ports)
+	}
+	if h := switchHooks(t, l); h != want {
+		t.Errorf("with %d ports attached (%s): %+v, want %+v", len(l.ports), sw.Mode(), h, want)
 	}
 	if err := sw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := switchLinks(t, l); n != before {
-		t.Errorf("%d switch tcx links after Close, %d before", n, before)
+	if h := switchHooks(t, l); h != before {
+		t.Errorf("after Close: %+v, before %+v", h, before)
 	}
 }
 
-// switchLinks counts the tcx programs attached to the test network's own
-// interfaces (queried inside each namespace; other runs may have switches
-// of their own attached elsewhere).
-func switchLinks(t *testing.T, l *line) int {
+// hooks counts what is attached to the test network's interfaces.
+type hooks struct {
+	tcx     int // tcx programs
+	classic int // the switch's cls_bpf filters
+	foreign int // other classic filters
+	clsact  int // clsact qdiscs
+}
+
+// switchHooks counts the tc hooks on the test network's own interfaces
+// (queried inside each namespace; other runs may have switches of their
+// own attached elsewhere).
+func switchHooks(t *testing.T, l *line) hooks {
 	t.Helper()
-	n := 0
+	var h hooks
 	for _, node := range l.nodes {
-		err := nsexec.Do(l.ns(node), func() error {
-			ifs, err := net.Interfaces()
+		err := inNetlink(l.ns(node), func(nh *netlink.Handle) error {
+			links, err := nh.LinkList()
 			if err != nil {
 				return err
 			}
-			for _, ifc := range ifs {
+			for _, lnk := range links {
 				for _, at := range []ebpf.AttachType{ebpf.AttachTCXIngress, ebpf.AttachTCXEgress} {
-					r, err := link.QueryPrograms(link.QueryOptions{Target: ifc.Index, Attach: at})
+					r, err := link.QueryPrograms(link.QueryOptions{Target: lnk.Attrs().Index, Attach: at})
 					if err != nil {
 						continue // no tcx entry on this device
 					}
-					n += len(r.Programs)
+					h.tcx += len(r.Programs)
+				}
+				has, err := hasClsact(nh, lnk)
+				if err != nil || !has {
+					continue
+				}
+				h.clsact++
+				for _, parent := range []uint32{netlink.HANDLE_MIN_INGRESS, netlink.HANDLE_MIN_EGRESS} {
+					fs, err := nh.FilterList(lnk, parent)
+					if err != nil {
+						return err
+					}
+					for _, f := range fs {
+						if bf, ok := f.(*netlink.BpfFilter); ok && bf.Name == classicName {
+							h.classic++
+						} else {
+							h.foreign++
+						}
+					}
 				}
 			}
 			return nil
@@ -128,7 +181,7 @@ func switchLinks(t *testing.T, l *line) int {
 			t.Fatal(err)
 		}
 	}
-	return n
+	return h
 }
 
 func TestSamplingPeriod(t *testing.T) {

@@ -143,10 +143,16 @@ func checkPath(t *testing.T, frames []tcpFrame, slots, want int, overflow bool, 
 // TestThreeSwitchPath: three switches, three records in path order, every
 // rewrite with correct checksums (offloads off, the receiver verifies), and
 // the records' txBytes agreeing with the ports' counters.
-func TestThreeSwitchPath(t *testing.T) {
+func TestThreeSwitchPath(t *testing.T) { eachMode(t, testThreeSwitchPath) }
+
+func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 	l := newLine(t, 3, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.mode = mode
 	capt := l.mirrorCapture("rcv", l.rcvIface())
 	sw := attach(t, l.cfg())
+	if sw.Mode() != mode {
+		t.Fatalf("attached with %s, asked for %s", sw.Mode(), mode)
+	}
 	cg := l.senderCgroup(5)
 	l.iperfServer("rcv", l.rcvAddr, 5201)
 	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "2M"))
@@ -168,6 +174,7 @@ func TestThreeSwitchPath(t *testing.T) {
 		if st.Stamped < uint64(len(frames)) {
 			t.Errorf("hop %d: stamped %d < %d frames", h, st.Stamped, len(frames))
 		}
+		t.Logf("hop %d: %d of %d packets late", h, st.Late, st.TransmittedPkt)
 		if st.Late*20 > st.TransmittedPkt {
 			t.Errorf("hop %d: %d of %d packets stamped without their dequeue snapshot", h, st.Late, st.TransmittedPkt)
 		}

@@ -20,8 +20,11 @@ import (
 // ends, the three records the switches stamp on a 3-switch path come back
 // to the sender's socket in the receiver's echo, in path order, and agree
 // with what arrived at the receiver.
-func TestEchoThroughHostAgent(t *testing.T) {
+func TestEchoThroughHostAgent(t *testing.T) { eachMode(t, testEchoThroughHostAgent) }
+
+func testEchoThroughHostAgent(t *testing.T, mode AttachMode) {
 	l := newLine(t, 3, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.mode = mode
 	capt := l.mirrorCapture("rcv", l.rcvIface())
 	sw := attach(t, l.cfg())
 	ag := attachAgent(t, l.id)

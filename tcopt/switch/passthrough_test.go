@@ -113,8 +113,11 @@ func pad4(o []byte) []byte {
 // TestPassThrough injects, from a switch's namespace out of its port,
 // frames the switch must not touch (byte-compared on arrival) and, as
 // controls, frames it must stamp (only the option and TCP checksum change).
-func TestPassThrough(t *testing.T) {
+func TestPassThrough(t *testing.T) { eachMode(t, testPassThrough) }
+
+func testPassThrough(t *testing.T, mode AttachMode) {
 	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.mode = mode
 	capt := l.mirrorCapture("rcv", l.rcvIface())
 	sw := attach(t, l.cfg())
 

@@ -73,19 +73,22 @@ func TestQueueTracksIncast(t *testing.T) {
 	// Without offloads, 1 Gbit/s of MTU packets saturates both cores, so
 	// the bottleneck is 200 Mbit/s for the senders to outrun it even on a
 	// machine shared with other work.
-	t.Run("gso", func(t *testing.T) {
-		testQueueTracksIncast(t, true, 1e9, 2*(64<<10+1514), 100*time.Millisecond)
-	})
-	t.Run("mtu", func(t *testing.T) {
-		testQueueTracksIncast(t, false, 200e6, 2*1514, 100*time.Millisecond)
+	eachMode(t, func(t *testing.T, mode AttachMode) {
+		t.Run("gso", func(t *testing.T) {
+			testQueueTracksIncast(t, mode, true, 1e9, 2*(64<<10+1514), 100*time.Millisecond)
+		})
+		t.Run("mtu", func(t *testing.T) {
+			testQueueTracksIncast(t, mode, false, 200e6, 2*1514, 100*time.Millisecond)
+		})
 	})
 }
 
-func testQueueTracksIncast(t *testing.T, offloads bool, rate units.Rate, tol uint64, txInterval time.Duration) {
+func testQueueTracksIncast(t *testing.T, mode AttachMode, offloads bool, rate units.Rate, tol uint64, txInterval time.Duration) {
 	const buffer = 200 << 10
 	s := newStar(t, 3,
 		linkOpts{rate: units.Rate(1e9), buffer: 1 << 20, offloads: offloads},
 		linkOpts{rate: rate, buffer: buffer, offloads: offloads})
+	s.mode = mode
 	capt := s.mirrorCapture("rcv", "in")
 	sw := attach(t, s.cfg())
 	qd := s.qdiscReader("sw", "out")

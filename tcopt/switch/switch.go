@@ -13,49 +13,90 @@ import (
 )
 
 // A Switch is the INT switch attached to a set of ports. Its tc programs
-// are tcx links inside the run's namespaces and its maps live in this
-// process: nothing is pinned, and everything goes with Close (or with the
-// namespaces and the process).
+// are tcx links inside the run's namespaces (or, on kernels without tcx,
+// cls_bpf filters there) and its maps live in this process: nothing is
+// pinned, and everything goes with Close (or with the namespaces; tcx
+// links also with the process).
 type Switch struct {
-	ports []PortConfig
-	objs  switchbpfObjects
-	links []link.Link
+	ports   []PortConfig
+	mode    AttachMode
+	objs    objects
+	tcProgs []tcPrograms  // one pair, or one per port (classic)
+	stamper *ebpf.Program // classic: the stamper the ports tail-call
+	links   []link.Link
+	filters []*classicFilter
 
 	mu      sync.Mutex
 	sampler *Sampler
 }
 
+// objects are what both builds of the switch share: the tracing programs
+// and the maps. The tc programs are loaded apart.
+type objects struct {
+	IntSwitchXmit *ebpf.Program `ebpf:"int_switch_xmit"`
+	IntSwitchDrop *ebpf.Program `ebpf:"int_switch_drop"`
+	switchbpfMaps
+}
+
+func (o *objects) Close() error {
+	var errs []error
+	for _, p := range []*ebpf.Program{o.IntSwitchXmit, o.IntSwitchDrop} {
+		errs = append(errs, p.Close()) // nil-safe
+	}
+	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper} {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// tcPrograms are the enqueue counter and the stamper: one pair for all
+// ports (tcx), or one per port (classic, where Stamp is the port's
+// int_switch_stamp_port, which tail-calls the stamper).
+type tcPrograms struct {
+	Enqueue *ebpf.Program
+	Stamp   *ebpf.Program
+}
+
 // Attach loads the switch programs and attaches them to every port of cfg:
 // the enqueue counter on the port's tc egress, the stamper on its peer's
 // tc ingress, and (once for all ports) the qdisc-drop tracepoint and the
-// transmit counter on the net_dev_start_xmit tracepoint. Attach ports while they
-// are idle: a packet already queued when the hooks arrive would be counted
-// at dequeue only. On error nothing stays attached.
+// transmit counter on the net_dev_start_xmit tracepoint. cfg.Attach
+// chooses tcx links or classic cls_bpf filters (default: tcx where the
+// kernel has it). Attach ports while they are
+// idle: a packet already queued when the hooks arrive would be counted at
+// dequeue only. On error nothing stays attached.
 func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	spec, err := loadSwitchbpf()
+	mode, err := resolveMode(cfg.Attach)
 	if err != nil {
-		return nil, fmt.Errorf("load switch BPF spec: %w", err)
+		return nil, err
+	}
+	load := loadSwitchbpf
+	if mode == AttachClassic {
+		load = loadSwitchclassicbpf
+	}
+	spec, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("load switch BPF spec (%s): %w", mode, err)
 	}
 	// The arrays hold exactly our ports, so telemetry reads them in one go.
 	for _, name := range []string{"port_cfgs", "port_states"} {
 		spec.Maps[name].MaxEntries = uint32(len(cfg.Ports))
 	}
-	s := &Switch{ports: append([]PortConfig(nil), cfg.Ports...)}
+	s := &Switch{ports: append([]PortConfig(nil), cfg.Ports...), mode: mode}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("load switch BPF: %+v", ve)
-		}
-		return nil, fmt.Errorf("load switch BPF: %w", err)
+		return nil, loadErr(mode, err)
 	}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
+	if err := s.loadTCPrograms(spec); err != nil {
+		return nil, err
+	}
 
 	egress := make([]iface, len(cfg.Ports))
 	peers := make([]iface, len(cfg.Ports))
@@ -94,18 +135,106 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	}
 	// The stampers, then the enqueue counters: a packet counted entering
 	// must be seen leaving.
-	for _, p := range peers {
-		if err := s.attachTCX(p, s.objs.IntSwitchStamp, ebpf.AttachTCXIngress); err != nil {
+	for i, p := range peers {
+		if err := s.attachTC(p, s.progsOf(i).Stamp, true); err != nil {
 			return nil, err
 		}
 	}
-	for _, e := range egress {
-		if err := s.attachTCX(e, s.objs.IntSwitchEnqueue, ebpf.AttachTCXEgress); err != nil {
+	for i, e := range egress {
+		if err := s.attachTC(e, s.progsOf(i).Enqueue, false); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
+
+// progsOf returns the tc programs of port i.
+func (s *Switch) progsOf(i int) tcPrograms {
+	if s.mode == AttachClassic {
+		return s.tcProgs[i]
+	}
+	return s.tcProgs[0]
+}
+
+// attachTC attaches a tc program to an interface's ingress or egress, as a
+// tcx link or a classic filter.
+func (s *Switch) attachTC(i iface, prog *ebpf.Program, ingress bool) error {
+	if s.mode == AttachClassic {
+		f, err := attachClassic(i, prog, ingress)
+		if err != nil {
+			return err
+		}
+		s.filters = append(s.filters, f)
+		return nil
+	}
+	at := ebpf.AttachTCXEgress
+	if ingress {
+		at = ebpf.AttachTCXIngress
+	}
+	return s.attachTCX(i, prog, at)
+}
+
+func loadErr(mode AttachMode, err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("load switch BPF (%s): %+v", mode, ve)
+	}
+	return fmt.Errorf("load switch BPF (%s): %w", mode, err)
+}
+
+// loadTCPrograms loads the tc programs. tcx: one pair, which finds its
+// port by the device. Classic: the stamper once, into the prog array
+// stamper, then per port the enqueue counter and int_switch_stamp_port
+// with the port's slot as the constant port_slot. All share the maps
+// already loaded.
+func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
+	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
+		"dequeue_ports": s.objs.DequeuePorts, "dequeued": s.objs.Dequeued,
+		"egress_ports": s.objs.EgressPorts, "port_cfgs": s.objs.PortCfgs,
+		"port_states": s.objs.PortStates, "port_devs": s.objs.PortDevs,
+		"stamper": s.objs.Stamper,
+	}}
+	if s.mode != AttachClassic {
+		var p struct {
+			Enqueue *ebpf.Program `ebpf:"int_switch_enqueue"`
+			Stamp   *ebpf.Program `ebpf:"int_switch_stamp"`
+		}
+		if err := spec.Copy().LoadAndAssign(&p, opts); err != nil {
+			return loadErr(s.mode, err)
+		}
+		s.tcProgs = append(s.tcProgs, tcPrograms{Enqueue: p.Enqueue, Stamp: p.Stamp})
+		return nil
+	}
+	var m struct {
+		Stamp *ebpf.Program `ebpf:"int_switch_stamp"`
+	}
+	if err := spec.Copy().LoadAndAssign(&m, opts); err != nil {
+		return loadErr(s.mode, err)
+	}
+	s.stamper = m.Stamp
+	if err := s.objs.Stamper.Put(uint32(0), m.Stamp); err != nil {
+		return fmt.Errorf("install the stamper: %w", err)
+	}
+	for i := range s.ports {
+		cs := spec.Copy()
+		if err := cs.Variables["port_slot"].Set(uint32(i)); err != nil {
+			return fmt.Errorf("tc programs of port %d: %w", i, err)
+		}
+		var p struct {
+			Enqueue   *ebpf.Program `ebpf:"int_switch_enqueue"`
+			StampPort *ebpf.Program `ebpf:"int_switch_stamp_port"`
+		}
+		if err := cs.LoadAndAssign(&p, opts); err != nil {
+			return loadErr(s.mode, err)
+		}
+		s.tcProgs = append(s.tcProgs, tcPrograms{Enqueue: p.Enqueue, Stamp: p.StampPort})
+	}
+	return nil
+}
+
+// Mode is how the switch's tc programs are attached: AttachTCX or
+// AttachClassic.
+func (s *Switch) Mode() AttachMode { return s.mode }
 
 func keyOf(i iface) switchbpfPortKey {
 	return switchbpfPortKey{NetnsCookie: i.cookie, Ifindex: uint32(i.ifindex)}
@@ -142,6 +271,24 @@ func (s *Switch) Close() error {
 		}
 	}
 	s.links = nil
+	// Last added first: the filter that added a clsact qdisc goes last
+	// and takes the qdisc with it.
+	for i := len(s.filters) - 1; i >= 0; i-- {
+		if err := s.filters[i].detach(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.filters = nil
+	for _, p := range s.tcProgs {
+		if err := errors.Join(p.Enqueue.Close(), p.Stamp.Close()); err != nil {
+			errs = append(errs, fmt.Errorf("close tc programs: %w", err))
+		}
+	}
+	s.tcProgs = nil
+	if err := s.stamper.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close stamper: %w", err))
+	}
+	s.stamper = nil
 	if err := s.objs.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close switch BPF objects: %w", err))
 	}

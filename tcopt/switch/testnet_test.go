@@ -21,6 +21,19 @@ type testNet struct {
 	id    runid.ID
 	nodes []string
 	ports []PortConfig // switch egress ports, for Attach
+	mode  AttachMode   // how cfg asks the switch to attach
+}
+
+// attachModes are the two ways the switch attaches. This kernel has tcx,
+// so AttachAuto takes tcx; the tests that prove stamping, echoes, queue
+// lengths and clean-up run under classic too.
+var attachModes = []AttachMode{AttachTCX, AttachClassic}
+
+// eachMode runs fn as a subtest per attach mode.
+func eachMode(t *testing.T, fn func(t *testing.T, mode AttachMode)) {
+	for _, m := range attachModes {
+		t.Run(m.String(), func(t *testing.T) { fn(t, m) })
+	}
 }
 
 func newTestNet(t testing.TB) *testNet {
@@ -41,7 +54,7 @@ func newTestNet(t testing.TB) *testNet {
 func (n *testNet) ns(node string) string { return n.id.Netns(node) }
 
 func (n *testNet) cfg() Config {
-	return Config{Netns: n.ns, Ports: n.ports}
+	return Config{Netns: n.ns, Ports: n.ports, Attach: n.mode}
 }
 
 // sh runs a command and fails the test on error.

@@ -7,8 +7,9 @@
 //
 //	guestint TOPOLOGY.yaml SRC DST
 //
-// Output: RUN=, NS_SRC=, NS_DST=, DST_ADDR=, CGROUP= and then READY; or
-// UNAVAILABLE <reason> (e.g. no TCX on 6.1) and exit status 3.
+// Output: RUN=, NS_SRC=, NS_DST=, DST_ADDR=, CGROUP=, SWITCH_ATTACH= (tcx
+// or classic, as the kernel allows) and then READY; or UNAVAILABLE
+// <reason> and exit status 3.
 package main
 
 import (
@@ -73,8 +74,8 @@ func run(ctx context.Context, file, src, dst string) error {
 		os.Exit(3)
 	}
 	defer ag.Close()
-	fmt.Printf("RUN=%s\nNS_SRC=%s\nNS_DST=%s\nDST_ADDR=%s\nCGROUP=%s\nREADY\n",
-		id, net.Netns(src), net.Netns(dst), dstNode.Addr, ag.Cgroup())
+	fmt.Printf("RUN=%s\nNS_SRC=%s\nNS_DST=%s\nDST_ADDR=%s\nCGROUP=%s\nSWITCH_ATTACH=%s\nREADY\n",
+		id, net.Netns(src), net.Netns(dst), dstNode.Addr, ag.Cgroup(), sw.Mode())
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
