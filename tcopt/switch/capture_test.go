@@ -103,12 +103,19 @@ func (c *capture) snapshot() [][]byte {
 	return append([][]byte(nil), c.frames...)
 }
 
-// waitFor polls until pred holds for the captured frames or the timeout.
+// waitFor polls until pred holds for the captured frames and the capture
+// has gone quiet (no new frame for 100 ms: the reader may lag behind the
+// traffic, and callers look at the last frames), or until the timeout.
 func (c *capture) waitFor(timeout time.Duration, pred func([][]byte) bool) [][]byte {
+	const quiet = 100 * time.Millisecond
 	end := time.Now().Add(timeout)
+	count, since := -1, time.Now()
 	for {
 		f := c.snapshot()
-		if pred(f) || time.Now().After(end) {
+		if len(f) != count {
+			count, since = len(f), time.Now()
+		}
+		if (pred(f) && time.Since(since) >= quiet) || time.Now().After(end) {
 			return f
 		}
 		time.Sleep(20 * time.Millisecond)
