@@ -104,6 +104,10 @@ type sample struct {
 	acked  uint64 // bytes
 	pacing uint64 // bytes/s
 	mss    uint32
+	// ssthresh in segments; caState the kernel's congestion state
+	// (TCP_CA_Open 0 ... TCP_CA_Loss 4).
+	ssthresh uint32
+	caState  uint8
 }
 
 type flowResult struct {
@@ -244,6 +248,7 @@ func (n *testNet) sendUntil(ctx context.Context, cc string, port int, start, dea
 				res.samples = append(res.samples, sample{
 					at: time.Since(start), cwnd: info.Snd_cwnd, rttUs: info.Rtt,
 					acked: info.Bytes_acked, pacing: info.Pacing_rate, mss: info.Snd_mss,
+					ssthresh: info.Snd_ssthresh, caState: info.Ca_state,
 				})
 			}
 		}

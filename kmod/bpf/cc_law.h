@@ -11,8 +11,10 @@
  *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
  *	in_ack_event	(ECN) remember whether the ACK carried ECE
  *	cwnd_event	(ECN, receiver) echo CE exactly
- *	ssthresh	loss: the kernel's halving, used while it recovers
+ *	ssthresh	loss: the kernel's halving (the envelope's slow-start
+ *			target after a timeout)
  *	set_state	loss: start the loss envelope (below)
+ *	undo_cwnd	spurious loss: restore the envelope
  *
  * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
  * skips tcp_update_pacing_rate()), so the law's rate stays in force.
@@ -52,7 +54,10 @@ struct cclab_sock {
 	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
 	__u32 ce_state;		/* receiver: the last segment carried CE */
 	__u32 loss_cap;		/* segments; 0 = no loss envelope */
+	__u32 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
 	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
+	__u32 undo_cap;		/* the envelope before the loss (undo_cwnd) */
+	__u32 undo_ssthresh;
 	__u32 pad;
 };
 
@@ -108,37 +113,53 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
 
 /*
  * The laws do not see losses; the kernel's loss handling stays in charge
- * (kmod/law/README.md). A loss (Recovery or Loss state) starts an envelope
- * at the kernel's ssthresh, which grows by one segment per round trip, as
- * Reno's would, and ends once the law's own window is below it. Without
- * it, a law that keeps its window through drops (DCTCP on a drop-tail
- * queue) would never yield to a competing flow.
+ * (kmod/law/README.md). A loss starts an envelope over the law's window,
+ * Reno's response as the kernel's DCTCP has it: fast recovery halves the
+ * window; a timeout restarts from the kernel's window (packets in flight
+ * + 1) and slow-starts up to the kernel's ssthresh (half the window before
+ * it). Above ssthresh the envelope grows one segment per round trip, and
+ * it ends once the law's own window is below it. A spurious loss undone
+ * by the kernel restores the envelope as it was. Without an envelope, a
+ * law that keeps its window through drops (DCTCP on a drop-tail queue)
+ * would never yield to a competing flow.
  */
 static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
-						 __u64 cwnd)
+						 __u64 cwnd, __u32 acked_segs)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	__u8 state = cclab_icsk(sk)->icsk_ca_state;
+	__u32 cap = cs->loss_cap;
 
-	if (!cs->loss_cap)
+	if (!cap)
 		return cwnd;
-	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery &&
-	    (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
-		cs->loss_cap++;
+	if (cap < cs->loss_ssthresh) {
+		/* Slow start (after a timeout), also in the Loss state. */
+		if (state != TCP_CA_Recovery) {
+			cap += acked_segs < cs->loss_ssthresh ? acked_segs : cs->loss_ssthresh;
+			if (cap > cs->loss_ssthresh)
+				cap = cs->loss_ssthresh;
+			cs->loss_cap_end = tp->snd_nxt;
+		}
+	} else if (state < TCP_CA_Recovery &&
+		   (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
+		cap++;
 		cs->loss_cap_end = tp->snd_nxt;
 	}
-	if (cwnd <= cs->loss_cap) {
+	if (cwnd <= cap) {
 		cs->loss_cap = 0;
 		return cwnd;
 	}
-	return cs->loss_cap;
+	cs->loss_cap = cap;
+	return cap;
 }
 
 static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
-					const struct law_out *out)
+					const struct law_out *out, __u32 acked_segs)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 
-	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs));
+	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs,
+								acked_segs));
 	if (out->pacing_rate != LAW_PACING_NONE) {
 		cclab_pacing_enable(sk);
 		cclab_set_pacing_rate(sk, out->pacing_rate);
@@ -164,7 +185,9 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	cs->ece = 0;
 	cs->ce_state = 0;
 	cs->loss_cap = 0;
-	cclab_apply(sk, cs, &out);
+	cs->undo_cap = 0;
+	cs->undo_ssthresh = 0;
+	cclab_apply(sk, cs, &out, 0);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -201,7 +224,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
 #endif
 	LAW(_on_ack)(&cs->law, p, &a, &out);
-	cclab_apply(sk, cs, &out);
+	cclab_apply(sk, cs, &out, rs->acked_sacked);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -218,24 +241,52 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
-	__u32 cap;
+	__u32 cap, ssthresh;
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
 	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
 	if (!cs)
 		return;
-	cap = tp->snd_ssthresh;
-	if (cap > tp->snd_cwnd)
+	/* The kernel calls this before it changes icsk_ca_state. */
+	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery) {
+		cs->undo_cap = cs->loss_cap;
+		cs->undo_ssthresh = cs->loss_ssthresh;
+	}
+	if (new_state == TCP_CA_Recovery) {
+		/*
+		 * Half the window in force (after an ECN cut in progress, as
+		 * the kernel's DCTCP does on a loss in CWR).
+		 */
 		cap = tp->snd_cwnd >> 1;
+		ssthresh = cap;
+	} else {
+		/*
+		 * A timeout: the kernel has just set snd_cwnd to what is in
+		 * flight + 1 and snd_ssthresh to half the window before.
+		 */
+		cap = tp->snd_cwnd;
+		ssthresh = tp->snd_ssthresh;
+	}
 	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
+	cs->loss_ssthresh = ssthresh > cs->loss_cap ? ssthresh : cs->loss_cap;
 	cs->loss_cap_end = tp->snd_nxt;
 }
 
+/* A loss found spurious (DSACK, F-RTO): as Reno, back to before it. */
 SEC("struct_ops")
 __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 {
-	return cclab_tcp_sk(sk)->snd_cwnd;
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (cs) {
+		cs->loss_cap = cs->undo_cap;
+		cs->loss_ssthresh = cs->undo_ssthresh;
+		cs->loss_cap_end = tp->snd_nxt;
+	}
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
 }
 
 SEC("struct_ops")
