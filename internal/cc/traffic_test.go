@@ -259,31 +259,50 @@ func TestTwoFlowsShareFairly(t *testing.T) {
 	for _, law := range Laws() {
 		t.Run(law, func(t *testing.T) {
 			r := loadForTest(t, law, testSettings[law]...)
-			// Convergence within 4 s depends on timing on this shared VM:
-			// a second run decides a first that misses; both must not.
-			var j float64
-			for try := 1; try <= 2; try++ {
-				var x []float64
+			requireFair(t, r.Name, func() []float64 {
 				if law == "dctcp" {
-					x = dctcpMarkedShare(t, r)
-				} else {
-					n := newTestNet(t, testRate, testBuf, true)
-					x = twoFlowShare(t, n, r.Name)
+					return dctcpMarkedShare(t, r)
 				}
-				j = jain(x)
-				t.Logf("%s run %d: %.1f and %.1f Mbit/s over the last 2 s, Jain %.3f", r.Name, try, x[0], x[1], j)
-				if x[0]+x[1] < 0.5*testRate {
-					t.Errorf("together %.1f Mbit/s over %d Mbit/s", x[0]+x[1], testRate)
-				}
-				if j >= 0.9 {
-					break
-				}
-			}
-			if j < 0.9 {
-				t.Errorf("Jain index %.3f < 0.9 in both runs", j)
-			}
+				return twoFlowShare(t, newTestNet(t, testRate, testBuf, true), r.Name)
+			})
 		})
 	}
+}
+
+// DCTCP without marks lives on losses (the glue's loss envelope, Reno's
+// response) and still shares a drop-tail bottleneck. Loss-driven AIMD
+// evens two windows out by one halving per loss cycle, and on the other
+// tests' 16 ms buffer a cycle lasts ~0.7 s: over that bottleneck (GSO
+// skbs of up to 44 segments dropped whole) two flows measured Jain
+// 0.76-1.0, kernel Reno 0.82-1.0, in the last 2 s of 4. Here the buffer
+// is 4 ms and packets travel one by one (offloads off): ~0.1 s cycles,
+// Jain 0.98-1.0 (Reno the same).
+func TestDCTCPDropTailShare(t *testing.T) {
+	r := loadForTest(t, "dctcp")
+	requireFair(t, r.Name, func() []float64 {
+		return twoFlowShare(t, newTestNet(t, testRate, 50_000, false), r.Name)
+	})
+}
+
+// requireFair runs share (two flows' rates, Mbit/s) and requires Jain's
+// index >= 0.9 and the link used. Convergence within the test's 4 s
+// depends on timing on this shared VM: a second run decides a first that
+// misses; both must not.
+func requireFair(t *testing.T, name string, share func() []float64) {
+	t.Helper()
+	var j float64
+	for try := 1; try <= 2; try++ {
+		x := share()
+		j = jain(x)
+		t.Logf("%s run %d: %.1f and %.1f Mbit/s over the last 2 s, Jain %.3f", name, try, x[0], x[1], j)
+		if x[0]+x[1] < 0.5*testRate {
+			t.Errorf("together %.1f Mbit/s over %d Mbit/s", x[0]+x[1], testRate)
+		}
+		if j >= 0.9 {
+			return
+		}
+	}
+	t.Errorf("Jain index %.3f < 0.9 in both runs", j)
 }
 
 // twoFlowShare runs two flows of cc over n, the second starting 0.5 s
