@@ -330,8 +330,9 @@ const dctcpMarkK = 20 * 1514
 // of up to 44 segments would cross the port, and take one marking
 // decision, whole (which starves a flow at a small window: a second flow
 // stuck at 2 segments, Jain 0.57). It checks that marks reached the law:
-// the switch marked, ACKs carried ECE, and alpha was above 0 in the
-// measured interval.
+// the switch marked, ACKs carried ECE, alpha was above 0 in the measured
+// interval, and the sender saw as many packets acknowledged with ECE as
+// arrived CE-marked (within 5 %).
 func dctcpMarkedShare(t *testing.T, r Registration) []float64 {
 	t.Helper()
 	n := newTestNet(t, testRate, testBuf, false)
@@ -371,6 +372,14 @@ func dctcpMarkedShare(t *testing.T, r Registration) []float64 {
 		fs[0].medianRTT(2*time.Second), fs[1].medianRTT(2*time.Second))
 	if st[0].CEMarked == 0 || ece == 0 || alpha <= 0 {
 		t.Fatalf("marks did not reach DCTCP: %d marked, %d ECE ACKs, alpha %.3f", st[0].CEMarked, ece, alpha)
+	}
+	// The receiver echoes each CE mark (RFC 8257): the packets the sender
+	// counts as acknowledged with ECE are those that arrived marked.
+	ceIn := netstat(t, n.b)["IpExt.InCEPkts"]
+	ceEchoed := netstat(t, n.a)["TcpExt.TCPDeliveredCE"]
+	t.Logf("CE: %d packets arrived marked, %d acknowledged with ECE", ceIn, ceEchoed)
+	if ceIn == 0 || float64(ceEchoed) < 0.95*float64(ceIn) || float64(ceEchoed) > 1.05*float64(ceIn) {
+		t.Errorf("%d packets arrived CE-marked, the sender saw %d acknowledged with ECE", ceIn, ceEchoed)
 	}
 	return x
 }

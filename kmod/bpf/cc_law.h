@@ -10,7 +10,7 @@
  *	init		<law>_init(), then apply its window and pacing rate
  *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
  *	in_ack_event	(ECN) remember whether the ACK carried ECE
- *	cwnd_event	(ECN, receiver) echo CE exactly
+ *	cwnd_event	(ECN, receiver) echo CE exactly (RFC 8257 3.2)
  *	ssthresh	loss: the kernel's halving (the envelope's slow-start
  *			target after a timeout)
  *	set_state	loss: start the loss envelope (below)
@@ -53,6 +53,7 @@ struct cclab_sock {
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
 	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
 	__u32 ce_state;		/* receiver: the last segment carried CE */
+	__u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
 	__u32 loss_cap;		/* segments; 0 = no loss envelope */
 	__u32 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
 	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
@@ -184,6 +185,7 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;
+	cs->prior_rcv_nxt = tp->rcv_nxt;
 	cs->loss_cap = 0;
 	cs->undo_cap = 0;
 	cs->undo_ssthresh = 0;
@@ -305,37 +307,57 @@ void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
 		cs->ece = 1;
 }
 
-/*
- * Receiver: when the CE state of arriving segments changes, acknowledge
- * what came before at once (with the old ECE state), then echo the new
- * state on every ACK: TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set
- * ECE.
- */
-static __always_inline void cclab_ce_change(struct sock *sk, __u32 ce)
+static __always_inline void cclab_echo_ce(struct tcp_sock *tp, __u32 ce)
 {
-	struct inet_connection_sock *icsk = cclab_icsk(sk);
-	struct tcp_sock *tp = cclab_tcp_sk(sk);
-	struct cclab_sock *cs;
-
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
-	if (!cs || cs->ce_state == ce)
-		return;
-	if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER)
-		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
-	cs->ce_state = ce;
+	/* TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set ECE. */
 	if (ce)
 		tp->ecn_flags |= CCLAB_TCP_ECN_DEMAND_CWR;
 	else
 		tp->ecn_flags &= ~CCLAB_TCP_ECN_DEMAND_CWR;
 }
 
+/*
+ * Receiver (RFC 8257 3.2): every ACK echoes the CE state of the segments
+ * it acknowledges. Called per arriving data segment, after rcv_nxt has
+ * taken it in. When the state changes while a delayed ACK is pending for
+ * earlier segments, those are acknowledged at once with the old state
+ * (bpf_tcp_send_ack up to the rcv_nxt before this segment); the segment
+ * that changed the state is acknowledged at once too. Without the first
+ * ACK, the ACK of a segment pair whose state changed mid-pair echoed the
+ * newer state only: half the CE marks of a queue-marking switch never
+ * reached the sender (IpExtInCEPkts 7413 at the receiver against
+ * TCPDeliveredCE 3797 at the sender in the two-flow test).
+ * The state is asserted on every segment: a CWR from the sender clears
+ * TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr()).
+ */
+static __always_inline void cclab_ce_event(struct sock *sk, __u32 ce)
+{
+	struct inet_connection_sock *icsk = cclab_icsk(sk);
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs)
+		return;
+	if (cs->ce_state != ce) {
+		if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER) {
+			cclab_echo_ce(tp, cs->ce_state);
+			bpf_tcp_send_ack(tp, cs->prior_rcv_nxt);
+		}
+		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
+		cs->ce_state = ce;
+	}
+	cs->prior_rcv_nxt = tp->rcv_nxt;
+	cclab_echo_ce(tp, ce);
+}
+
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(cwnd_event), struct sock *sk, enum tcp_ca_event ev)
 {
 	if (ev == CA_EVENT_ECN_IS_CE)
-		cclab_ce_change(sk, 1);
+		cclab_ce_event(sk, 1);
 	else if (ev == CA_EVENT_ECN_NO_CE)
-		cclab_ce_change(sk, 0);
+		cclab_ce_event(sk, 0);
 }
 #define CCLAB_ECN_OPS \
 	.in_ack_event = (void *)GLUE(in_ack_event), \
