@@ -375,9 +375,16 @@ func dctcpMarkedShare(t *testing.T, r Registration) []float64 {
 	}
 	// The receiver echoes each CE mark (RFC 8257): the packets the sender
 	// counts as acknowledged with ECE are those that arrived marked.
-	ceIn := netstat(t, n.b)["IpExt.InCEPkts"]
+	rcv := netstat(t, n.b)
+	ceIn := rcv["IpExt.InCEPkts"]
 	ceEchoed := netstat(t, n.a)["TcpExt.TCPDeliveredCE"]
-	t.Logf("CE: %d packets arrived marked, %d acknowledged with ECE", ceIn, ceEchoed)
+	t.Logf("CE: %d packets arrived marked, %d acknowledged with ECE; %d arrived ECT(0), %d not ECN-capable",
+		ceIn, ceEchoed, rcv["IpExt.InECT0Pkts"], rcv["IpExt.InNoECTPkts"])
+	// TCP_CONG_NEEDS_ECN: the sockets negotiate ECN whatever
+	// net.ipv4.tcp_ecn says (2 here, the default: not on request).
+	if all := ceIn + rcv["IpExt.InECT0Pkts"] + rcv["IpExt.InNoECTPkts"]; rcv["IpExt.InNoECTPkts"]*100 > all {
+		t.Errorf("%d of %d packets arrived not ECN-capable", rcv["IpExt.InNoECTPkts"], all)
+	}
 	if ceIn == 0 || float64(ceEchoed) < 0.95*float64(ceIn) || float64(ceEchoed) > 1.05*float64(ceIn) {
 		t.Errorf("%d packets arrived CE-marked, the sender saw %d acknowledged with ECE", ceIn, ceEchoed)
 	}
