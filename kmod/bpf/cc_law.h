@@ -318,17 +318,17 @@ static __always_inline void cclab_echo_ce(struct tcp_sock *tp, __u32 ce)
 
 /*
  * Receiver (RFC 8257 3.2): every ACK echoes the CE state of the segments
- * it acknowledges. Called per arriving data segment, after rcv_nxt has
- * taken it in. When the state changes while a delayed ACK is pending for
- * earlier segments, those are acknowledged at once with the old state
- * (bpf_tcp_send_ack up to the rcv_nxt before this segment); the segment
- * that changed the state is acknowledged at once too. Without the first
- * ACK, the ACK of a segment pair whose state changed mid-pair echoed the
- * newer state only: half the CE marks of a queue-marking switch never
- * reached the sender (IpExtInCEPkts 7413 at the receiver against
- * TCPDeliveredCE 3797 at the sender in the two-flow test).
- * The state is asserted on every segment: a CWR from the sender clears
- * TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr()).
+ * it acknowledges. Called per arriving data segment (an in-order one
+ * after rcv_nxt has taken it in). When the state changes while a delayed
+ * ACK is pending for earlier segments, those are acknowledged at once
+ * with the old state (bpf_tcp_send_ack up to the rcv_nxt before this
+ * segment); the segment that changed the state is acknowledged at once
+ * too. Without the first ACK, the ACK of a segment pair whose state
+ * changed mid-pair echoed the newer state only: half the CE marks of a
+ * queue-marking switch never reached the sender (IpExtInCEPkts 7413 at
+ * the receiver against TCPDeliveredCE 3797 at the sender in the two-flow
+ * test). The state is asserted on every segment: a CWR from the sender
+ * clears TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr()).
  */
 static __always_inline void cclab_ce_event(struct sock *sk, __u32 ce)
 {
