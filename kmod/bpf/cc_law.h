@@ -56,7 +56,7 @@ struct cclab_sock {
 	__u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
 	__u32 loss_cap;		/* segments; 0 = no loss envelope */
 	__u32 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
-	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
+	__u32 loss_acked;	/* segments acknowledged toward its next step */
 	__u32 undo_cap;		/* the envelope before the loss (undo_cwnd) */
 	__u32 undo_ssthresh;
 	__u32 pad;
@@ -118,8 +118,9 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
  * Reno's response as the kernel's DCTCP has it: fast recovery halves the
  * window; a timeout restarts from the kernel's window (packets in flight
  * + 1) and slow-starts up to the kernel's ssthresh (half the window before
- * it). Above ssthresh the envelope grows one segment per round trip, and
- * it ends once the law's own window is below it. A spurious loss undone
+ * it). Above ssthresh the envelope grows one segment per window of
+ * acknowledged segments, as Reno counts, and it ends once the law's own
+ * window is below it. A spurious loss undone
  * by the kernel restores the envelope as it was. Without an envelope, a
  * law that keeps its window through drops (DCTCP on a drop-tail queue)
  * would never yield to a competing flow.
@@ -127,7 +128,6 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
 static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
 						 __u64 cwnd, __u32 acked_segs)
 {
-	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	__u8 state = cclab_icsk(sk)->icsk_ca_state;
 	__u32 cap = cs->loss_cap;
 
@@ -139,12 +139,19 @@ static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_s
 			cap += acked_segs < cs->loss_ssthresh ? acked_segs : cs->loss_ssthresh;
 			if (cap > cs->loss_ssthresh)
 				cap = cs->loss_ssthresh;
-			cs->loss_cap_end = tp->snd_nxt;
 		}
-	} else if (state < TCP_CA_Recovery &&
-		   (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
-		cap++;
-		cs->loss_cap_end = tp->snd_nxt;
+	} else if (state < TCP_CA_Recovery) {
+		/*
+		 * Counted in acknowledged segments, not in rounds of snd_una
+		 * passing snd_nxt: with TSO the sender holds back up to a 64 KB
+		 * skb, snd_nxt trails the window, and rounds came short (1.46
+		 * segments per RTT measured).
+		 */
+		cs->loss_acked += acked_segs < cap ? acked_segs : cap;
+		if (cs->loss_acked >= cap) {
+			cs->loss_acked -= cap;
+			cap++;
+		}
 	}
 	if (cwnd <= cap) {
 		cs->loss_cap = 0;
@@ -272,7 +279,7 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 	}
 	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
 	cs->loss_ssthresh = ssthresh > cs->loss_cap ? ssthresh : cs->loss_cap;
-	cs->loss_cap_end = tp->snd_nxt;
+	cs->loss_acked = 0;
 }
 
 /* A loss found spurious (DSACK, F-RTO): as Reno, back to before it. */
@@ -286,7 +293,7 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 	if (cs) {
 		cs->loss_cap = cs->undo_cap;
 		cs->loss_ssthresh = cs->undo_ssthresh;
-		cs->loss_cap_end = tp->snd_nxt;
+		cs->loss_acked = 0;
 	}
 	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
 }
