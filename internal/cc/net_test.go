@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,6 +106,10 @@ type sample struct {
 	acked  uint64 // bytes
 	pacing uint64 // bytes/s
 	mss    uint32
+	// ssthresh in segments; caState the kernel's congestion state
+	// (TCP_CA_Open 0 ... TCP_CA_Loss 4).
+	ssthresh uint32
+	caState  uint8
 }
 
 type flowResult struct {
@@ -244,6 +250,7 @@ func (n *testNet) sendUntil(ctx context.Context, cc string, port int, start, dea
 				res.samples = append(res.samples, sample{
 					at: time.Since(start), cwnd: info.Snd_cwnd, rttUs: info.Rtt,
 					acked: info.Bytes_acked, pacing: info.Pacing_rate, mss: info.Snd_mss,
+					ssthresh: info.Snd_ssthresh, caState: info.Ca_state,
 				})
 			}
 		}
@@ -283,3 +290,37 @@ func jain(xs []float64) float64 {
 }
 
 func filepathDir(p string) string { return p[:strings.LastIndexByte(p, '/')] }
+
+// netstat returns the SNMP extension counters of namespace ns
+// (/proc/net/netstat), keyed "TcpExt.TCPDeliveredCE", "IpExt.InCEPkts", ...
+func netstat(t *testing.T, ns string) map[string]uint64 {
+	t.Helper()
+	var data []byte
+	err := nsexec.Do(ns, func() error {
+		// thread-self: /proc/net follows the process's first thread, which
+		// is in another namespace.
+		var err error
+		data, err = os.ReadFile("/proc/thread-self/net/netstat")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read netstat of %s: %v", ns, err)
+	}
+	m := map[string]uint64{}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) != len(values) || len(names) == 0 || names[0] != values[0] {
+			t.Fatalf("netstat of %s: unpaired lines %q / %q", ns, lines[i], lines[i+1])
+		}
+		prefix := strings.TrimSuffix(names[0], ":")
+		for j := 1; j < len(names); j++ {
+			v, err := strconv.ParseUint(values[j], 10, 64)
+			if err != nil {
+				t.Fatalf("netstat of %s: %s = %q", ns, names[j], values[j])
+			}
+			m[prefix+"."+names[j]] = v
+		}
+	}
+	return m
+}

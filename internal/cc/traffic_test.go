@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"cclab/internal/cc/cemark"
+	"cclab/internal/units"
+	intswitch "cclab/tcopt/switch"
 )
 
 const (
@@ -251,41 +253,160 @@ func TestDCTCPAlphaFollowsMarking(t *testing.T) {
 }
 
 // Two flows of the same law share the bottleneck fairly once converged.
+// DCTCP runs as it is meant to, on an ECN-marking bottleneck (the INT
+// switch marking at K); its drop-tail case is TestDCTCPDropTailShare.
 func TestTwoFlowsShareFairly(t *testing.T) {
 	for _, law := range Laws() {
 		t.Run(law, func(t *testing.T) {
-			if law == "dctcp" {
-				// Open in issue 3: on this test's drop-tail bottleneck (no
-				// ECN marking, so DCTCP runs on losses and the glue's loss
-				// envelope) two flows settled at Jain 0.83-0.87 in the last
-				// runs, where they reached 0.97-1.0 when the glue was
-				// written. The fix belongs with a marking bottleneck.
-				t.Skip("known: DCTCP unfair on an unmarked drop-tail bottleneck (issue 3)")
-			}
 			r := loadForTest(t, law, testSettings[law]...)
-			// Convergence within 4 s depends on timing on this shared VM
-			// (loss-driven DCTCP without marks measured 0.86-1.0): a
-			// second run decides a first that misses; both must not.
-			var j float64
-			for try := 1; try <= 2; try++ {
-				n := newTestNet(t, testRate, testBuf, true)
-				fs := n.flows(t, context.Background(), r.Name, 2, 500*time.Millisecond, 4*time.Second)
-				var x []float64
-				for _, f := range fs {
-					x = append(x, float64(f.bytesBetween(2*time.Second, 4*time.Second))*8/2e6)
+			requireFair(t, r.Name, func() []float64 {
+				if law == "dctcp" {
+					return dctcpMarkedShare(t, r)
 				}
-				j = jain(x)
-				t.Logf("%s run %d: %.1f and %.1f Mbit/s over the last 2 s, Jain %.3f", r.Name, try, x[0], x[1], j)
-				if x[0]+x[1] < 0.5*testRate {
-					t.Errorf("together %.1f Mbit/s over %d Mbit/s", x[0]+x[1], testRate)
-				}
-				if j >= 0.9 {
-					break
-				}
-			}
-			if j < 0.9 {
-				t.Errorf("Jain index %.3f < 0.9 in both runs", j)
-			}
+				return twoFlowShare(t, newTestNet(t, testRate, testBuf, true), r.Name)
+			})
 		})
 	}
+}
+
+// DCTCP without marks lives on losses (the glue's loss envelope, Reno's
+// response) and still shares a drop-tail bottleneck. Loss-driven AIMD
+// evens two windows out by one halving per loss cycle, and on the other
+// tests' 16 ms buffer a cycle lasts ~0.7 s: over that bottleneck (GSO
+// skbs of up to 44 segments dropped whole) two flows measured Jain
+// 0.76-1.0, kernel Reno 0.82-1.0, in the last 2 s of 4. Here the buffer
+// is 4 ms and packets travel one by one (offloads off): ~0.1 s cycles,
+// Jain 0.98-1.0 (Reno the same).
+func TestDCTCPDropTailShare(t *testing.T) {
+	r := loadForTest(t, "dctcp")
+	requireFair(t, r.Name, func() []float64 {
+		return twoFlowShare(t, newTestNet(t, testRate, 50_000, false), r.Name)
+	})
+}
+
+// requireFair runs share (two flows' rates, Mbit/s) and requires Jain's
+// index >= 0.9 and the link used. Convergence within the test's 4 s
+// depends on timing on this shared VM: a second run decides a first that
+// misses; both must not.
+func requireFair(t *testing.T, name string, share func() []float64) {
+	t.Helper()
+	var j float64
+	for try := 1; try <= 2; try++ {
+		x := share()
+		j = jain(x)
+		t.Logf("%s run %d: %.1f and %.1f Mbit/s over the last 2 s, Jain %.3f", name, try, x[0], x[1], j)
+		if x[0]+x[1] < 0.5*testRate {
+			t.Errorf("together %.1f Mbit/s over %d Mbit/s", x[0]+x[1], testRate)
+		}
+		if j >= 0.9 {
+			return
+		}
+	}
+	t.Errorf("Jain index %.3f < 0.9 in both runs", j)
+}
+
+// twoFlowShare runs two flows of cc over n, the second starting 0.5 s
+// after the first, and returns each one's rate (Mbit/s) over the last 2
+// of 4 s.
+func twoFlowShare(t *testing.T, n *testNet, cc string) []float64 {
+	t.Helper()
+	fs := n.flows(t, context.Background(), cc, 2, 500*time.Millisecond, 4*time.Second)
+	var x []float64
+	for _, f := range fs {
+		x = append(x, float64(f.bytesBetween(2*time.Second, 4*time.Second))*8/2e6)
+	}
+	return x
+}
+
+// dctcpMarkK is the marking threshold of the DCTCP tests: 20 full-size
+// frames, the DCTCP paper's K for 1 Gbit/s, well above its lower bound
+// C x RTT / 7 (a few hundred bytes here), at 2.4 ms of queue at 100
+// Mbit/s: a tenth of the buffer, so marks, not drops, control the flows.
+const dctcpMarkK = 20 * 1514
+
+// dctcpMarkedShare is twoFlowShare for DCTCP on the bottleneck port
+// marking CE above dctcpMarkK (the INT switch, tcopt/switch), with
+// offloads off: a real switch marks each packet, and over veth a GSO skb
+// of up to 44 segments would cross the port, and take one marking
+// decision, whole (which starves a flow at a small window: a second flow
+// stuck at 2 segments, Jain 0.57). It checks that marks reached the law:
+// the switch marked, ACKs carried ECE, alpha was above 0 in the measured
+// interval, and the sender saw as many packets acknowledged with ECE as
+// arrived CE-marked (within 5 %).
+func dctcpMarkedShare(t *testing.T, r Registration) []float64 {
+	t.Helper()
+	n := newTestNet(t, testRate, testBuf, false)
+	sw := attachMarkingSwitch(t, n, dctcpMarkK)
+	stop := startTrace(t, r)
+	fs := n.flows(t, context.Background(), r.Name, 2, 500*time.Millisecond, 4*time.Second)
+	rows := stop()
+	st, err := sw.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x []float64
+	for _, f := range fs {
+		x = append(x, float64(f.bytesBetween(2*time.Second, 4*time.Second))*8/2e6)
+	}
+	// alpha (the trace's signal) over the second half of the trace, which
+	// spans both flows' ACKs.
+	if len(rows) < 100 {
+		t.Fatalf("%d trace rows", len(rows))
+	}
+	times, sig := col(rows, 0), col(rows, 5)
+	mid := times[0] + (times[len(times)-1]-times[0])/2
+	var sum float64
+	var cnt, ece int
+	for i, row := range rows {
+		if strings.Contains(row[7], "ECE") {
+			ece++
+		}
+		if times[i] >= mid {
+			sum += float64(sig[i]) / 1e6
+			cnt++
+		}
+	}
+	alpha := sum / float64(max(cnt, 1))
+	t.Logf("K %d B: port marked %d of %d packets, dropped %d; %d of %d ACKs with ECE; mean alpha %.3f; median srtt %d and %d us",
+		dctcpMarkK, st[0].CEMarked, st[0].TransmittedPkt, st[0].DroppedPkts, ece, len(rows), alpha,
+		fs[0].medianRTT(2*time.Second), fs[1].medianRTT(2*time.Second))
+	if st[0].CEMarked == 0 || ece == 0 || alpha <= 0 {
+		t.Fatalf("marks did not reach DCTCP: %d marked, %d ECE ACKs, alpha %.3f", st[0].CEMarked, ece, alpha)
+	}
+	// The receiver echoes each CE mark (RFC 8257): the packets the sender
+	// counts as acknowledged with ECE are those that arrived marked.
+	rcv := netstat(t, n.b)
+	ceIn := rcv["IpExt.InCEPkts"]
+	ceEchoed := netstat(t, n.a)["TcpExt.TCPDeliveredCE"]
+	t.Logf("CE: %d packets arrived marked, %d acknowledged with ECE; %d arrived ECT(0), %d not ECN-capable",
+		ceIn, ceEchoed, rcv["IpExt.InECT0Pkts"], rcv["IpExt.InNoECTPkts"])
+	// TCP_CONG_NEEDS_ECN: the sockets negotiate ECN whatever
+	// net.ipv4.tcp_ecn says (2 here, the default: not on request).
+	if all := ceIn + rcv["IpExt.InECT0Pkts"] + rcv["IpExt.InNoECTPkts"]; rcv["IpExt.InNoECTPkts"]*100 > all {
+		t.Errorf("%d of %d packets arrived not ECN-capable", rcv["IpExt.InNoECTPkts"], all)
+	}
+	if ceIn == 0 || float64(ceEchoed) < 0.95*float64(ceIn) || float64(ceEchoed) > 1.05*float64(ceIn) {
+		t.Errorf("%d packets arrived CE-marked, the sender saw %d acknowledged with ECE", ceIn, ceEchoed)
+	}
+	return x
+}
+
+// attachMarkingSwitch puts the INT switch on n's bottleneck port, marking
+// CE on ECN-capable packets that leave with more than k bytes queued
+// behind them, until the test ends.
+func attachMarkingSwitch(t *testing.T, n *testNet, k units.Size) *intswitch.Switch {
+	t.Helper()
+	nsOf := map[string]string{"r": n.r, "b": n.b}
+	sw, err := intswitch.Attach(context.Background(), intswitch.Config{
+		Netns: func(node string) string { return nsOf[node] },
+		Ports: []intswitch.PortConfig{{
+			Node: "r", Iface: bottleneckDev, PeerNode: "b", PeerIface: "vb",
+			Rate: units.Rate(testRate * 1e6), ECNThreshold: k,
+		}},
+	})
+	if err != nil {
+		t.Fatalf("INT switch: %v", err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	return sw
 }

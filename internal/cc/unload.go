@@ -47,6 +47,7 @@ func unregister(regs []Registration, pinDir string) error {
 	for _, r := range regs {
 		errs = append(errs, removeRegDir(r.Pin))
 	}
+	errs = append(errs, waitUnregistered(regs))
 	left, err := List(Options{PinDir: pinDir})
 	if err != nil {
 		return errors.Join(append(errs, err)...)
@@ -66,6 +67,34 @@ func unregister(regs []Registration, pinDir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitUnregistered returns once the kernel has dropped the registrations'
+// names from tcp_available_congestion_control. Dropping the link's last
+// reference unregisters the law from a kernel work item, some
+// milliseconds later on a loaded machine: registering the same name again
+// (Reconcile) before then fails with "already registered".
+func waitUnregistered(regs []Registration) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		names, err := Available()
+		if err != nil {
+			return err
+		}
+		var left []string
+		for _, r := range regs {
+			if slices.Contains(names, r.Name) {
+				left = append(left, r.Name)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%v still registered 10 s after their links were unpinned", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func removeRegDir(dir string) error {

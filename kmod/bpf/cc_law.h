@@ -10,9 +10,11 @@
  *	init		<law>_init(), then apply its window and pacing rate
  *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
  *	in_ack_event	(ECN) remember whether the ACK carried ECE
- *	cwnd_event	(ECN, receiver) echo CE exactly
- *	ssthresh	loss: the kernel's halving, used while it recovers
+ *	cwnd_event	(ECN, receiver) echo CE exactly (RFC 8257 3.2)
+ *	ssthresh	loss: the kernel's halving (the envelope's slow-start
+ *			target after a timeout)
  *	set_state	loss: start the loss envelope (below)
+ *	undo_cwnd	spurious loss: restore the envelope
  *
  * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
  * skips tcp_update_pacing_rate()), so the law's rate stays in force.
@@ -51,8 +53,12 @@ struct cclab_sock {
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
 	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
 	__u32 ce_state;		/* receiver: the last segment carried CE */
+	__u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
 	__u32 loss_cap;		/* segments; 0 = no loss envelope */
-	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
+	__u32 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
+	__u32 loss_acked;	/* segments acknowledged toward its next step */
+	__u32 undo_cap;		/* the envelope before the loss (undo_cwnd) */
+	__u32 undo_ssthresh;
 	__u32 pad;
 };
 
@@ -108,37 +114,60 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
 
 /*
  * The laws do not see losses; the kernel's loss handling stays in charge
- * (kmod/law/README.md). A loss (Recovery or Loss state) starts an envelope
- * at the kernel's ssthresh, which grows by one segment per round trip, as
- * Reno's would, and ends once the law's own window is below it. Without
- * it, a law that keeps its window through drops (DCTCP on a drop-tail
- * queue) would never yield to a competing flow.
+ * (kmod/law/README.md). A loss starts an envelope over the law's window,
+ * Reno's response as the kernel's DCTCP has it: fast recovery halves the
+ * window; a timeout restarts from the kernel's window (packets in flight
+ * + 1) and slow-starts up to the kernel's ssthresh (half the window before
+ * it). Above ssthresh the envelope grows one segment per window of
+ * acknowledged segments, as Reno counts, and it ends once the law's own
+ * window is below it. A spurious loss undone
+ * by the kernel restores the envelope as it was. Without an envelope, a
+ * law that keeps its window through drops (DCTCP on a drop-tail queue)
+ * would never yield to a competing flow.
  */
 static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
-						 __u64 cwnd)
+						 __u64 cwnd, __u32 acked_segs)
 {
-	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	__u8 state = cclab_icsk(sk)->icsk_ca_state;
+	__u32 cap = cs->loss_cap;
 
-	if (!cs->loss_cap)
+	if (!cap)
 		return cwnd;
-	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery &&
-	    (__s32)(tp->snd_una - cs->loss_cap_end) >= 0) {
-		cs->loss_cap++;
-		cs->loss_cap_end = tp->snd_nxt;
+	if (cap < cs->loss_ssthresh) {
+		/* Slow start (after a timeout), also in the Loss state. */
+		if (state != TCP_CA_Recovery) {
+			cap += acked_segs < cs->loss_ssthresh ? acked_segs : cs->loss_ssthresh;
+			if (cap > cs->loss_ssthresh)
+				cap = cs->loss_ssthresh;
+		}
+	} else if (state < TCP_CA_Recovery) {
+		/*
+		 * Counted in acknowledged segments, not in rounds of snd_una
+		 * passing snd_nxt: with TSO the sender holds back up to a 64 KB
+		 * skb, snd_nxt trails the window, and rounds came short (1.46
+		 * segments per RTT measured).
+		 */
+		cs->loss_acked += acked_segs < cap ? acked_segs : cap;
+		if (cs->loss_acked >= cap) {
+			cs->loss_acked -= cap;
+			cap++;
+		}
 	}
-	if (cwnd <= cs->loss_cap) {
+	if (cwnd <= cap) {
 		cs->loss_cap = 0;
 		return cwnd;
 	}
-	return cs->loss_cap;
+	cs->loss_cap = cap;
+	return cap;
 }
 
 static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
-					const struct law_out *out)
+					const struct law_out *out, __u32 acked_segs)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 
-	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs));
+	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs,
+								acked_segs));
 	if (out->pacing_rate != LAW_PACING_NONE) {
 		cclab_pacing_enable(sk);
 		cclab_set_pacing_rate(sk, out->pacing_rate);
@@ -163,8 +192,11 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;
+	cs->prior_rcv_nxt = tp->rcv_nxt;
 	cs->loss_cap = 0;
-	cclab_apply(sk, cs, &out);
+	cs->undo_cap = 0;
+	cs->undo_ssthresh = 0;
+	cclab_apply(sk, cs, &out, 0);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -201,7 +233,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
 #endif
 	LAW(_on_ack)(&cs->law, p, &a, &out);
-	cclab_apply(sk, cs, &out);
+	cclab_apply(sk, cs, &out, rs->acked_sacked);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
 
@@ -218,24 +250,52 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
-	__u32 cap;
+	__u32 cap, ssthresh;
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
 	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
 	if (!cs)
 		return;
-	cap = tp->snd_ssthresh;
-	if (cap > tp->snd_cwnd)
+	/* The kernel calls this before it changes icsk_ca_state. */
+	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery) {
+		cs->undo_cap = cs->loss_cap;
+		cs->undo_ssthresh = cs->loss_ssthresh;
+	}
+	if (new_state == TCP_CA_Recovery) {
+		/*
+		 * Half the window in force (after an ECN cut in progress, as
+		 * the kernel's DCTCP does on a loss in CWR).
+		 */
 		cap = tp->snd_cwnd >> 1;
+		ssthresh = cap;
+	} else {
+		/*
+		 * A timeout: the kernel has just set snd_cwnd to what is in
+		 * flight + 1 and snd_ssthresh to half the window before.
+		 */
+		cap = tp->snd_cwnd;
+		ssthresh = tp->snd_ssthresh;
+	}
 	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
-	cs->loss_cap_end = tp->snd_nxt;
+	cs->loss_ssthresh = ssthresh > cs->loss_cap ? ssthresh : cs->loss_cap;
+	cs->loss_acked = 0;
 }
 
+/* A loss found spurious (DSACK, F-RTO): as Reno, back to before it. */
 SEC("struct_ops")
 __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 {
-	return cclab_tcp_sk(sk)->snd_cwnd;
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (cs) {
+		cs->loss_cap = cs->undo_cap;
+		cs->loss_ssthresh = cs->undo_ssthresh;
+		cs->loss_acked = 0;
+	}
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
 }
 
 SEC("struct_ops")
@@ -254,37 +314,57 @@ void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
 		cs->ece = 1;
 }
 
-/*
- * Receiver: when the CE state of arriving segments changes, acknowledge
- * what came before at once (with the old ECE state), then echo the new
- * state on every ACK: TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set
- * ECE.
- */
-static __always_inline void cclab_ce_change(struct sock *sk, __u32 ce)
+static __always_inline void cclab_echo_ce(struct tcp_sock *tp, __u32 ce)
 {
-	struct inet_connection_sock *icsk = cclab_icsk(sk);
-	struct tcp_sock *tp = cclab_tcp_sk(sk);
-	struct cclab_sock *cs;
-
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
-	if (!cs || cs->ce_state == ce)
-		return;
-	if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER)
-		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
-	cs->ce_state = ce;
+	/* TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set ECE. */
 	if (ce)
 		tp->ecn_flags |= CCLAB_TCP_ECN_DEMAND_CWR;
 	else
 		tp->ecn_flags &= ~CCLAB_TCP_ECN_DEMAND_CWR;
 }
 
+/*
+ * Receiver (RFC 8257 3.2): every ACK echoes the CE state of the segments
+ * it acknowledges. Called per arriving data segment (an in-order one
+ * after rcv_nxt has taken it in). When the state changes while a delayed
+ * ACK is pending for earlier segments, those are acknowledged at once
+ * with the old state (bpf_tcp_send_ack up to the rcv_nxt before this
+ * segment); the segment that changed the state is acknowledged at once
+ * too. Without the first ACK, the ACK of a segment pair whose state
+ * changed mid-pair echoed the newer state only: half the CE marks of a
+ * queue-marking switch never reached the sender (IpExtInCEPkts 7413 at
+ * the receiver against TCPDeliveredCE 3797 at the sender in the two-flow
+ * test). The state is asserted on every segment: a CWR from the sender
+ * clears TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr()).
+ */
+static __always_inline void cclab_ce_event(struct sock *sk, __u32 ce)
+{
+	struct inet_connection_sock *icsk = cclab_icsk(sk);
+	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct cclab_sock *cs;
+
+	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	if (!cs)
+		return;
+	if (cs->ce_state != ce) {
+		if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER) {
+			cclab_echo_ce(tp, cs->ce_state);
+			bpf_tcp_send_ack(tp, cs->prior_rcv_nxt);
+		}
+		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
+		cs->ce_state = ce;
+	}
+	cs->prior_rcv_nxt = tp->rcv_nxt;
+	cclab_echo_ce(tp, ce);
+}
+
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(cwnd_event), struct sock *sk, enum tcp_ca_event ev)
 {
 	if (ev == CA_EVENT_ECN_IS_CE)
-		cclab_ce_change(sk, 1);
+		cclab_ce_event(sk, 1);
 	else if (ev == CA_EVENT_ECN_NO_CE)
-		cclab_ce_change(sk, 0);
+		cclab_ce_event(sk, 0);
 }
 #define CCLAB_ECN_OPS \
 	.in_ack_event = (void *)GLUE(in_ack_event), \

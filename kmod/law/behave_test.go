@@ -255,6 +255,34 @@ func TestBehaviourDCTCP(t *testing.T) {
 	}
 }
 
+// DCTCP's congestion avoidance is Reno's: one segment per window of
+// acknowledged data. One mark (alpha_0 = 1) halves 10 segments to 5 and
+// sets ssthresh there; then 100 unmarked segments are acknowledged one
+// per ACK. Growing one segment per window, the window takes 5, 6, ... 14
+// segments (95 in all) to reach 15 segments and is 5 segments into the
+// 15th: 15 * 1448 = 21720 bytes, the continuous form sqrt(7240^2 + 2 *
+// 1448 * 144800) = 21719 the same. Within 1 %.
+func TestBehaviourDCTCPCongestionAvoidance(t *testing.T) {
+	var ev []Event
+	for i := 0; i <= 100; i++ {
+		una := uint32(i+1) * 1448
+		e := Event{TimeNs: uint64(i+1) * 10000, Acked: 1448, SndUna: &una, SndNxt: &una}
+		if i == 0 {
+			e.ECEBytes = 1448
+		}
+		ev = append(ev, e)
+	}
+	res := replayEvents(t, DCTCP, ev)
+	if cut := res.Steps[1].CwndBytes; cut != 7240 {
+		t.Fatalf("after the mark: cwnd %d, want 7240 (10 segments halved)", cut)
+	}
+	end := res.Steps[len(res.Steps)-1].CwndBytes
+	if end < 21500 || end > 21940 {
+		t.Errorf("after 100 segments in congestion avoidance: cwnd %d, want ~21720 (one segment per window)", end)
+	}
+	t.Logf("cwnd after the cut 7240, after 100 segments %d", end)
+}
+
 // Sampling Frequency: under persistent congestion within one RTT, plain
 // HPCC keeps W at Wc / (U / eta) (the reference window only moves once per
 // RTT) while SF moves the reference every sf_acks ACKs: lower windows.
