@@ -114,12 +114,13 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
 
 /*
  * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
- * the previous ACK's window: windows move little between ACKs). Up to 4
- * unit steps from g; else integer Newton steps r = (r + x / r) / 2, each
- * of which lands at or above the root, so the first r with r^2 <= x is
- * the root, and r - 1 is when (r - 1)^2 <= x < r^2. Exactly law_isqrt(x),
- * usually for a few multiplications or one division instead of its 31
- * steps, which remain the fallback (no guess, or not converged).
+ * the previous ACK's window: windows move little between ACKs). Integer
+ * Newton steps r = (r + x / r) / 2, each of which lands at or above the
+ * root, so the first r with r^2 <= x is the root, and r - 1 is when
+ * (r - 1)^2 <= x < r^2. From a near guess the first step ends it: one
+ * division and two multiplications, few and predictable branches (which
+ * cost more than the division on a cold path). Exactly law_isqrt(x), whose
+ * 31 steps remain the fallback (no guess, or not converged in 4 steps).
  */
 LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 {
@@ -128,21 +129,6 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 
 	if (!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31))
 		return law_isqrt(x);
-	/* A few unit steps (multiplications only) cover most ACKs. */
-	if (g * g <= x) {
-		/* invariant g^2 <= x: the root once (g + 1)^2 > x */
-		for (i = 0; i < 4 && (g + 1) * (g + 1) <= x; i++)
-			g++;
-		if ((g + 1) * (g + 1) > x)
-			return g;
-	} else {
-		/* invariant (g + 1)^2 > x: the root once g^2 <= x (g >= 1) */
-		for (i = 0; i < 4 && g * g > x; i++)
-			g--;
-		if (g * g <= x)
-			return g;
-	}
-	r = g;
 	for (i = 0; i < 4; i++) {
 		r = (r + x / (r ? r : 1)) >> 1;
 		/* r >= sqrt(x) >= 1 here; r >= 2^32 would overflow r^2 */
@@ -157,29 +143,6 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 }
 
 /*
- * floor(a / b) for b >= 1, a < 2^62, q <= 2^31 a guess (the previous
- * ACK's quotient): q moved by up to 2 unit steps when q * b <= a <
- * (q + 1) * b confirms it (multiplications only), else a / b.
- */
-LAW_INLINE __u64 swift_div_near(__u64 a, __u64 b, __u64 q)
-{
-	int i;
-
-	if (q * b <= a) {
-		for (i = 0; i < 2 && (q + 1) * b <= a; i++)
-			q++;
-		if ((q + 1) * b > a)
-			return q;
-	} else {
-		for (i = 0; i < 2 && q && q * b > a; i++)
-			q--;
-		if (q * b <= a)
-			return q;
-	}
-	return a / (b ? b : 1);
-}
-
-/*
  * Flow-based scaling: alpha / sqrt(cwnd) + beta clamped to [0, fs_range],
  * alpha = fs_range / (1/sqrt(fs_min) - 1/sqrt(fs_max)),
  * beta = -alpha / sqrt(fs_max); i.e. fs_range * (1/sqrt(cwnd) -
@@ -187,12 +150,11 @@ LAW_INLINE __u64 swift_div_near(__u64 a, __u64 b, __u64 q)
  * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
  * the window in segments * 1e6.
  *
- * Inside (fs_min, fs_max), from root = floor(sqrt(cwnd_mppm)) >= 1, top =
- * the range (< 2^30) and guess = a likely result (the last one; any value
- * gives the same answer).
+ * Inside (fs_min, fs_max), from root = floor(sqrt(cwnd_mppm)) >= 1 and top =
+ * the range (< 2^30).
  */
 LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
-				    __u64 root, __u64 guess)
+				    __u64 root)
 {
 	/* swift_inv_sqrt_ppm(cwnd_mppm) */
 	__u64 c = 1000000000ULL / (root ? root : 1);
@@ -201,12 +163,8 @@ LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
 		return 0;
 	if (c >= hi || hi <= lo)
 		return top;
-	/*
-	 * top < 2^30, c - lo < 2^30: the product fits; the term moves
-	 * slowly with the window, so the last one is a good guess.
-	 */
-	return swift_div_near(law_min64(top, LAW_RTT_MAX_NS) * (c - lo),
-			      hi - lo, law_min64(guess, LAW_RTT_MAX_NS));
+	/* top < 2^30, c - lo < 2^30: the product fits */
+	return law_min64(top, LAW_RTT_MAX_NS) * (c - lo) / (hi - lo);
 }
 
 LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
@@ -223,7 +181,7 @@ LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
 	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
 		return top;
 	return swift_fbs_of_root(top, hi, lo,
-				 law_isqrt(law_max64(cwnd_mppm, 1)), 0);
+				 law_isqrt(law_max64(cwnd_mppm, 1)));
 }
 
 LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
@@ -270,7 +228,7 @@ LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 		root = swift_isqrt_near(x, s->fbs_root);
 		s->fbs_root = (__u32)root;	/* x < 2^62: root < 2^31 */
 		fbs = swift_fbs_of_root(top, s->fbs_hi_ppm, s->fbs_lo_ppm,
-					root, s->fbs_ns);
+					root);
 	}
 	/* cwnd <= 2^30, mss <= 65535, fbs <= 1e9: all fit */
 	s->fbs_cwnd = (__u32)cwnd;
@@ -311,42 +269,15 @@ LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
 	return LAW_PPM - cut;
 }
 
-/*
- * law_out_cwnd(), with ceil(cwnd / mss) confirmed from a guess (the
- * connection's current cwnd in segments: windows move little per ACK)
- * by multiplications where it is right, divided where not.
- */
-LAW_INLINE __u64 swift_out_cwnd(struct law_out *out, __u64 cwnd, __u64 lo,
-				__u64 hi, __u32 mss, __u64 guess)
-{
-	__u64 segs;
-
-	if (cwnd < lo) {
-		cwnd = lo;
-		out->trace |= LAW_TR_CLAMP_MIN;
-	}
-	if (cwnd > hi) {
-		cwnd = hi;
-		out->trace |= LAW_TR_CLAMP_MAX;
-	}
-	out->cwnd_bytes = cwnd;
-	/* cwnd <= 2^32 (hi), mss >= 1 from law_mss() */
-	segs = swift_div_near(cwnd + mss - 1, mss,
-			      law_min64(guess, 1ULL << 31));
-	out->cwnd_segs = segs ? (__u32)law_min64(segs, 0xffffffffULL) : 1;
-	return cwnd;
-}
-
 LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p,
-			     __u32 mss, __u32 segs_guess, struct law_out *out)
+			     __u32 mss, struct law_out *out)
 {
 	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
 	__u64 rtt = s->delay_ns ? s->delay_ns :
 		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 
-	s->cwnd = swift_out_cwnd(out, s->cwnd, lo,
-				 law_max64(p->max_cwnd_bytes, mss), mss,
-				 segs_guess);
+	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
+			       law_max64(p->max_cwnd_bytes, mss), mss);
 	/* Fractional window: one segment at most every rtt * mss / cwnd. */
 	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
 		LAW_PACING_NONE;
@@ -367,7 +298,7 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
 	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
-	swift_output(s, p, mss, 0, out);
+	swift_output(s, p, mss, out);
 	s->wref = s->cwnd;
 }
 
@@ -383,7 +314,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	out->trace = 0;
 	if (!delay) {
 		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
-		swift_output(s, p, mss, ack->cwnd_segs, out);
+		swift_output(s, p, mss, out);
 		return;
 	}
 	target = swift_target_ns(s, p, ack, mss);
@@ -454,7 +385,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 				  LAW_PPM;
 		}
 	}
-	swift_output(s, p, mss, ack->cwnd_segs, out);
+	swift_output(s, p, mss, out);
 	if (commit) {
 		s->wref = s->cwnd;
 		s->vai.acks_since_dec = 0;
