@@ -113,23 +113,17 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
 }
 
 /*
- * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
- * the previous ACK's window: windows move little between ACKs). Integer
- * Newton steps r = (r + x / r) / 2, each of which lands at or above the
- * root, so the first r with r^2 <= x is the root, and r - 1 is when
- * (r - 1)^2 <= x < r^2. From a near guess the first step ends it: one
- * division and two multiplications, few and predictable branches (which
- * cost more than the division on a cold path). Exactly law_isqrt(x), whose
- * 31 steps remain the fallback (no guess, or not converged in 4 steps).
+ * floor(sqrt(x)) by integer Newton steps r = (r + x / r) / 2 from r, each
+ * of which lands at or above the root, so the first r with r^2 <= x is
+ * the root, and r - 1 is when (r - 1)^2 <= x < r^2: steps 2 to 4 of
+ * swift_isqrt_near() (r is after step 1), then law_isqrt() if they did
+ * not converge.
  */
-LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
+LAW_COLD __u64 swift_isqrt_steps(__u64 x, __u64 r)
 {
-	__u64 r = g;
 	int i;
 
-	if (!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31))
-		return law_isqrt(x);
-	for (i = 0; i < 4; i++) {
+	for (i = 1; i < 4; i++) {
 		r = (r + x / (r ? r : 1)) >> 1;
 		/* r >= sqrt(x) >= 1 here; r >= 2^32 would overflow r^2 */
 		if (r >= (1ULL << 32))
@@ -140,6 +134,31 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 			return r - 1;
 	}
 	return law_isqrt(x);
+}
+
+/*
+ * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
+ * the previous ACK's window: windows move little between ACKs), by up to
+ * 4 Newton steps (swift_isqrt_steps). From a near guess the first step
+ * ends it: one division and two multiplications, few and predictable
+ * branches (which cost more than the division on a cold path). Exactly
+ * law_isqrt(x), whose 31 steps remain the fallback (no guess, or not
+ * converged).
+ */
+LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
+{
+	__u64 r;
+
+	if (LAW_UNLIKELY(!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31)))
+		return law_isqrt(x);
+	r = (g + x / g) >> 1;
+	if (LAW_LIKELY(r < (1ULL << 32))) {
+		if (r * r <= x)
+			return r;
+		if ((r - 1) * (r - 1) <= x)
+			return r - 1;
+	}
+	return swift_isqrt_steps(x, r);
 }
 
 /*
@@ -159,9 +178,9 @@ LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
 	/* swift_inv_sqrt_ppm(cwnd_mppm) */
 	__u64 c = 1000000000ULL / (root ? root : 1);
 
-	if (c <= lo)
+	if (LAW_UNLIKELY(c <= lo))
 		return 0;
-	if (c >= hi || hi <= lo)
+	if (LAW_UNLIKELY(c >= hi || hi <= lo))
 		return top;
 	/* top < 2^30, c - lo < 2^30: the product fits */
 	return law_min64(top, LAW_RTT_MAX_NS) * (c - lo) / (hi - lo);
@@ -217,12 +236,12 @@ LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 	__u64 top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
 
 	/* Held windows (congested ACKs between decreases) repeat the term. */
-	if (s->fbs_mss == mss && s->fbs_cwnd == cwnd)
+	if (LAW_UNLIKELY(s->fbs_mss == mss && s->fbs_cwnd == cwnd))
 		return s->fbs_ns;
 	x = cwnd * LAW_PPM / mss;
-	if (!top || x >= (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
+	if (LAW_UNLIKELY(!top || x >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)) {
 		fbs = 0;
-	} else if (x <= p->fs_min_cwnd_mppm) {
+	} else if (LAW_UNLIKELY(x <= p->fs_min_cwnd_mppm)) {
 		fbs = top;
 	} else {
 		root = swift_isqrt_near(x, s->fbs_root);
@@ -244,8 +263,8 @@ LAW_INLINE __u64 swift_target_ns(struct swift_state *s,
 {
 	__u64 hops = p->hops, fbs = 0;
 
-	if (ack->echo && ack->echo->nhops > 0 &&
-	    ack->echo->nhops <= INT_MAX_HOPS)
+	if (LAW_UNLIKELY(ack->echo && ack->echo->nhops > 0 &&
+			 ack->echo->nhops <= INT_MAX_HOPS))
 		hops = ack->echo->nhops;
 	hops = law_min64(hops, INT_MAX_HOPS * 3);
 	if (p->fs_range_ns)
@@ -279,8 +298,8 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
 			       law_max64(p->max_cwnd_bytes, mss), mss);
 	/* Fractional window: one segment at most every rtt * mss / cwnd. */
-	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
-		LAW_PACING_NONE;
+	out->pacing_rate = LAW_UNLIKELY(s->cwnd < mss) ?
+		law_rate_Bps(s->cwnd, rtt) : LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
 		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
 			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
@@ -302,17 +321,114 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->wref = s->cwnd;
 }
 
+/* What one ACK's window change depends on, besides the state. */
+struct swift_sample {
+	__u64 delay;		/* ns, > 0 */
+	__u64 target;		/* ns */
+	__u64 now_ns;		/* law_ack's */
+	__u32 acked;		/* law_ack.acked_bytes */
+	__u32 mss;		/* law_mss() */
+	int congested;		/* delay >= target */
+	int rtt_end;		/* snd_una passed last_rtt_seq */
+};
+
+/* swift_vai_step() says: the window is a new SF reference window. */
+#define SWIFT_COMMIT	0x80000000U
+
+/*
+ * The window change of one ACK with Variable AI or Sampling Frequency on
+ * (off by default, so kept off the plain path; its input in a struct of
+ * its own, so that the caller's law_ack and law_out need no memory).
+ * Returns trace flags, and SWIFT_COMMIT.
+ */
+LAW_COLD __u32 swift_vai_step(struct swift_state *s,
+			      const struct swift_params *p,
+			      const struct swift_sample *x)
+{
+	__u64 ai, add, mdf, acked = x->acked;
+	__u32 trace = 0;
+	int commit = 0;
+
+	if (p->vai.enable) {
+		vai_observe(&s->vai, x->delay, x->congested);
+		if (x->rtt_end)
+			vai_rtt_end(&s->vai, &p->vai, p->vai.token_thresh ?
+				    p->vai.token_thresh :
+				    x->target + law_min64(p->base_rtt_ns,
+							  LAW_RTT_MAX_NS));
+	}
+	ai = law_min64(p->ai_bytes, 1U << 24) *
+	     law_min64(vai_tokens(&s->vai, &p->vai, x->rtt_end),
+		       VAI_BANK_CAP_MAX);
+	if (ai > p->ai_bytes)
+		trace |= LAW_TR_VAI;
+	/* ai * acked / cwnd (ai, acked < 2^30: the product fits), only
+	 * where the window grows: below target, or always with VAI. */
+	add = 0;
+	if (!x->congested || p->vai.enable)
+		add = law_min64(ai, LAW_CWND_CAP_MAX) *
+		      law_min64(acked, LAW_CWND_CAP_MAX) /
+		      (s->cwnd >= x->mss ? s->cwnd : x->mss);
+	if (p->vai.sf_acks) {
+		/*
+		 * Sampling Frequency (section V-B): every ACK's window comes
+		 * from a reference window, committed every sf_acks ACKs while
+		 * decreasing and once per RTT while increasing.
+		 */
+		int sf = vai_sf_point(&s->vai, &p->vai);
+
+		if (x->congested) {
+			mdf = swift_mdf_ppm(x->delay, x->target, p->beta_ppm,
+					    p->max_mdf_ppm);
+			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+			if (p->vai.enable)	/* VAI always adds */
+				s->cwnd += add;
+			if (sf) {
+				commit = 1;
+				trace |= LAW_TR_SF;
+			}
+		} else {
+			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+			commit = x->rtt_end;
+		}
+	} else {
+		/* VAI always adds (section V-B), then decreases as plain
+		 * Swift does. */
+		s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+		if (x->congested &&
+		    (!s->decreased || x->now_ns < s->t_last_decrease ||
+		     x->now_ns - s->t_last_decrease >= x->delay)) {
+			mdf = swift_mdf_ppm(x->delay, x->target, p->beta_ppm,
+					    p->max_mdf_ppm);
+			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
+				  LAW_PPM;
+		}
+	}
+	return commit ? trace | SWIFT_COMMIT : trace;
+}
+
+/* The multiplicative decrease of plain Swift (at most once per RTT). */
+LAW_COLD __u64 swift_cut(__u64 cwnd, __u64 delay, __u64 target,
+			 const struct swift_params *p)
+{
+	__u64 mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+
+	return law_min64(cwnd, LAW_CWND_CAP_MAX) * mdf / LAW_PPM;
+}
+
 LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
 			     const struct law_ack *ack, struct law_out *out)
 {
 	__u32 mss = law_mss(ack);
 	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
 				SWIFT_DELAY_MAX_NS);
-	__u64 old = s->cwnd, target, ai, add, mdf, acked = ack->acked_bytes;
-	int rtt_end, congested, commit = 0;
+	__u64 old = s->cwnd, target, acked = ack->acked_bytes;
+	__u32 vai = 0;
+	int rtt_end, congested;
 
 	out->trace = 0;
-	if (!delay) {
+	if (LAW_UNLIKELY(!delay)) {
 		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
 		swift_output(s, p, mss, out);
 		return;
@@ -326,67 +442,30 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		s->last_rtt_seq = ack->snd_nxt;
 		out->trace |= LAW_TR_RTT_UPDATE;
 	}
-	if (p->vai.enable) {
-		vai_observe(&s->vai, delay, congested);
-		if (rtt_end)
-			vai_rtt_end(&s->vai, &p->vai, p->vai.token_thresh ?
-				    p->vai.token_thresh :
-				    target + law_min64(p->base_rtt_ns,
-						       LAW_RTT_MAX_NS));
-	}
-	ai = law_min64(p->ai_bytes, 1U << 24) *
-	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
-	if (ai > p->ai_bytes)
-		out->trace |= LAW_TR_VAI;
-	/* ai * acked / cwnd (ai, acked < 2^30: the product fits), only
-	 * where the window grows: below target, or always with VAI. */
-	add = 0;
-	if (!congested || p->vai.enable)
-		add = law_min64(ai, LAW_CWND_CAP_MAX) *
-		      law_min64(acked, LAW_CWND_CAP_MAX) /
-		      (s->cwnd >= mss ? s->cwnd : mss);
-	/* The decrease factor only where a decrease happens (below). */
-	if (p->vai.sf_acks) {
-		/*
-		 * Sampling Frequency (section V-B): every ACK's window comes
-		 * from a reference window, committed every sf_acks ACKs while
-		 * decreasing and once per RTT while increasing.
-		 */
-		int sf = vai_sf_point(&s->vai, &p->vai);
+	if (LAW_UNLIKELY(p->vai.enable || p->vai.sf_acks)) {
+		struct swift_sample x = {
+			.delay = delay, .target = target, .now_ns = ack->now_ns,
+			.acked = ack->acked_bytes, .mss = mss,
+			.congested = congested, .rtt_end = rtt_end,
+		};
 
-		if (congested) {
-			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
-					    p->max_mdf_ppm);
-			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
-				  LAW_PPM;
-			if (p->vai.enable)	/* VAI always adds */
-				s->cwnd += add;
-			if (sf) {
-				commit = 1;
-				out->trace |= LAW_TR_SF;
-			}
-		} else {
-			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
-			commit = rtt_end;
-		}
-	} else {
+		vai = swift_vai_step(s, p, &x);
+		out->trace |= vai & ~SWIFT_COMMIT;
+	} else if (!congested) {
+		/* Additive increase: ai * acked / cwnd (ai, acked < 2^30:
+		 * the product fits). */
+		s->cwnd = law_min64(s->cwnd +
+				    law_min64(p->ai_bytes, 1U << 24) *
+				    law_min64(acked, LAW_CWND_CAP_MAX) /
+				    (s->cwnd >= mss ? s->cwnd : mss),
+				    LAW_CWND_CAP_MAX);
+	} else if (!s->decreased || ack->now_ns < s->t_last_decrease ||
+		   ack->now_ns - s->t_last_decrease >= delay) {
 		/* Decrease at most once per RTT (since the last decrease). */
-		int can_decrease = !s->decreased ||
-				   ack->now_ns < s->t_last_decrease ||
-				   ack->now_ns - s->t_last_decrease >= delay;
-
-		/* VAI always adds (section V-B); plain Swift below target. */
-		if (!congested || p->vai.enable)
-			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
-		if (congested && can_decrease) {
-			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
-					    p->max_mdf_ppm);
-			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
-				  LAW_PPM;
-		}
+		s->cwnd = swift_cut(s->cwnd, delay, target, p);
 	}
 	swift_output(s, p, mss, out);
-	if (commit) {
+	if (LAW_UNLIKELY(vai & SWIFT_COMMIT)) {
 		s->wref = s->cwnd;
 		s->vai.acks_since_dec = 0;
 	}
