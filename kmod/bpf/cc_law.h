@@ -3,9 +3,10 @@
  * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
  * The includer defines LAW_NAME (the law's C prefix and its congestion
  * control name), LAW_ID (enum cclab_law_id), and LAW_USES_INT (reads the
- * INT echo) or LAW_USES_ECN (DCTCP) as needed. All the control is the law
- * core's (kmod/law/); this file only moves data between the kernel's
- * callbacks and law_ack / law_out:
+ * INT echo), LAW_USES_ECN (DCTCP) and LAW_IN_PRIV (its state fits the
+ * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
+ * is the law core's (kmod/law/); this file only moves data between the
+ * kernel's callbacks and law_ack / law_out:
  *
  *	init		<law>_init(), then apply its window and pacing rate
  *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
@@ -49,19 +50,43 @@ const volatile struct LAW(_params) cclab_params;
 struct cclab_sock {
 	struct LAW(_state) law;
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
-	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
-	__u32 ce_state;		/* receiver: the last segment carried CE */
 	__u32 loss_cap;		/* segments; 0 = no loss envelope */
 	__u32 loss_cap_end;	/* grow the envelope when snd_una passes this */
-	__u32 pad;
+	__u8 ece;		/* this ACK carried ECE (in_ack_event) */
+	__u8 ce_state;		/* receiver: the last segment carried CE */
+	__u8 pad[2];
 };
 
+/* Socket storage, for the laws whose cclab_sock exceeds icsk_ca_priv. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct cclab_sock);
 } cclab_state SEC(".maps");
+
+/*
+ * A law's per-socket data lives in the socket's congestion-control
+ * private area (icsk_ca_priv, 104 bytes, zeroed by TCP before init) when
+ * it fits: theta-PowerTCP, Swift, DCTCP. PowerTCP and HPCC keep the last
+ * echo's hop records and need socket storage. The private area costs
+ * nothing to find; the socket-storage lookup, a helper call on every ACK,
+ * was a third of Swift's per-ACK cost (docs/performance.md).
+ */
+#define CCLAB_IN_PRIV \
+	(sizeof(struct cclab_sock) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv))
+
+#ifdef LAW_IN_PRIV	/* the includer counts on it: keep it so */
+_Static_assert(CCLAB_IN_PRIV, "the law's state no longer fits icsk_ca_priv");
+#endif
+
+static __always_inline struct cclab_sock *cclab_sock_of(struct sock *sk, int create)
+{
+	if (CCLAB_IN_PRIV)
+		return (struct cclab_sock *)cclab_icsk(sk)->icsk_ca_priv;
+	return bpf_sk_storage_get(&cclab_state, sk, 0,
+				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+}
 
 #ifdef LAW_USES_INT
 #include "int_echo.h"
@@ -156,7 +181,7 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	struct cclab_sock *cs;
 	CCLAB_PARAMS(p);
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	cs = cclab_sock_of(sk, 1);
 	if (!cs)
 		return;
 	LAW(_init)(&cs->law, p, tp->snd_nxt, tp->mss_cache, &out);
@@ -179,7 +204,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	long rtt_us;
 	CCLAB_PARAMS(p);
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
 	/* CLOCK_MONOTONIC ns, refreshed by TCP for this ACK: no helper call. */
@@ -222,7 +247,7 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
 	cap = tp->snd_ssthresh;
@@ -241,14 +266,15 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(release), struct sock *sk)
 {
-	bpf_sk_storage_delete(&cclab_state, sk);
+	if (!CCLAB_IN_PRIV)
+		bpf_sk_storage_delete(&cclab_state, sk);
 }
 
 #ifdef LAW_USES_ECN
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
 {
-	struct cclab_sock *cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	struct cclab_sock *cs = cclab_sock_of(sk, 0);
 
 	if (cs && (flags & CA_ACK_ECE))
 		cs->ece = 1;
@@ -266,7 +292,7 @@ static __always_inline void cclab_ce_change(struct sock *sk, __u32 ce)
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs || cs->ce_state == ce)
 		return;
 	if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER)

@@ -42,9 +42,9 @@
  */
 #ifndef LAW_COLD
 #ifdef __bpf__
-#define LAW_COLD static __attribute__((noinline))
+#define LAW_COLD static __attribute__((noinline, unused))
 #else
-#define LAW_COLD static __attribute__((noinline, cold))
+#define LAW_COLD static __attribute__((noinline, cold, unused))
 #endif
 #endif
 #define LAW_LIKELY(c)	__builtin_expect(!!(c), 1)

@@ -38,21 +38,25 @@ struct swift_params {
 	struct vai_params vai;	/* ns of delay: token_thresh 0 = target + base_rtt */
 };
 
+/*
+ * 88 bytes, so that with the eBPF glue's 16 it fits the socket's
+ * congestion-control private area (kmod/bpf/cc_law.h).
+ */
 struct swift_state {
 	struct vai_state vai;
 	__u64 cwnd;		/* bytes, may be below one segment */
 	__u64 t_last_decrease;	/* ns */
 	__u64 delay_ns;		/* last delay sample */
-	__u64 target_ns;	/* last target delay */
-	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
-	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
 	__u64 wref;		/* SF: reference window, bytes */
+	__u32 target_ns;	/* last target delay (< 2^32: swift_target_ns) */
+	__u32 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init (<= 1e9) */
+	__u32 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init (<= 1e9) */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
-	__u32 decreased;	/* t_last_decrease is valid */
 	__u32 fbs_root;		/* FBS: last floor(sqrt(cwnd_mppm)), 0 = none */
 	__u32 fbs_cwnd;		/* FBS memo: the term for this window ... */
-	__u32 fbs_mss;		/* ... and this mss (0 = no memo) ... */
-	__u32 fbs_ns;		/* ... is this */
+	__u32 fbs_ns;		/* ... is this ... */
+	__u16 fbs_mss;		/* ... for this mss (0 = no memo) */
+	__u16 decreased;	/* t_last_decrease is valid */
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -251,7 +255,7 @@ LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 	}
 	/* cwnd <= 2^30, mss <= 65535, fbs <= 1e9: all fit */
 	s->fbs_cwnd = (__u32)cwnd;
-	s->fbs_mss = mss;
+	s->fbs_mss = (__u16)mss;	/* law_mss(): <= 65535 */
 	s->fbs_ns = (__u32)fbs;
 	return fbs;
 }
@@ -314,8 +318,9 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
 		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
 	s->last_rtt_seq = snd_nxt;
-	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
-	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
+	/* 1e9 / isqrt(x), isqrt(x) >= 1: both fit 32 bits */
+	s->fbs_hi_ppm = (__u32)swift_fbs_hi_ppm(p);
+	s->fbs_lo_ppm = (__u32)swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
 	s->wref = s->cwnd;
@@ -435,7 +440,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 	}
 	target = swift_target_ns(s, p, ack, mss);
 	s->delay_ns = delay;
-	s->target_ns = target;
+	/* base <= 1e9, 15 hops * 6.25e7, FBS <= 1e9: below 2^32 */
+	s->target_ns = (__u32)target;
 	congested = delay >= target;
 	rtt_end = law_seq_after(ack->snd_una, s->last_rtt_seq);
 	if (rtt_end) {
