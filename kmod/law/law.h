@@ -42,9 +42,9 @@
  */
 #ifndef LAW_COLD
 #ifdef __bpf__
-#define LAW_COLD static __attribute__((noinline, unused))
+#define LAW_COLD static __attribute__((__noinline__, __unused__))
 #else
-#define LAW_COLD static __attribute__((noinline, cold, unused))
+#define LAW_COLD static __attribute__((__noinline__, __cold__, __unused__))
 #endif
 #endif
 #define LAW_LIKELY(c)	__builtin_expect(!!(c), 1)
