@@ -3,9 +3,10 @@
  * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
  * The includer defines LAW_NAME (the law's C prefix and its congestion
  * control name), LAW_ID (enum cclab_law_id), and LAW_USES_INT (reads the
- * INT echo) or LAW_USES_ECN (DCTCP) as needed. All the control is the law
- * core's (kmod/law/); this file only moves data between the kernel's
- * callbacks and law_ack / law_out:
+ * INT echo), LAW_USES_ECN (DCTCP) and LAW_IN_PRIV (its state fits the
+ * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
+ * is the law core's (kmod/law/); this file only moves data between the
+ * kernel's callbacks and law_ack / law_out:
  *
  *	init		<law>_init(), then apply its window and pacing rate
  *	cong_control	every ACK: build law_ack, <law>_on_ack(), apply
@@ -47,27 +48,62 @@ const volatile struct LAW(_params) cclab_params;
 	const struct LAW(_params) *p = (const void *)&cclab_params;	\
 	asm volatile("" : "+r"(p))
 
-/* What the glue keeps per socket, besides the law's state. */
+/*
+ * What the glue keeps per socket, besides the law's state: 16 bytes (20
+ * with ECN), so that Swift's 88-byte state still fits icsk_ca_priv. The
+ * envelope's segment counts are 16-bit, saturating (cclab_segs16): a cap
+ * of 65535 segments (~95 MB) no longer constrains any window here.
+ */
 struct cclab_sock {
 	struct LAW(_state) law;
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
-	__u32 ece;		/* this ACK carried ECE (in_ack_event) */
-	__u32 ce_state;		/* receiver: the last segment carried CE */
+	__u16 loss_cap;		/* segments; 0 = no loss envelope */
+	__u16 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
+	__u16 loss_acked;	/* segments acknowledged toward its next step */
+	__u16 undo_cap;		/* the envelope before the loss (undo_cwnd) */
+	__u16 undo_ssthresh;
+	__u8 ece;		/* this ACK carried ECE (in_ack_event) */
+	__u8 ce_state;		/* receiver: the last segment carried CE */
+#ifdef LAW_USES_ECN
 	__u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
-	__u32 loss_cap;		/* segments; 0 = no loss envelope */
-	__u32 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
-	__u32 loss_acked;	/* segments acknowledged toward its next step */
-	__u32 undo_cap;		/* the envelope before the loss (undo_cwnd) */
-	__u32 undo_ssthresh;
-	__u32 pad;
+#endif
 };
 
+static __always_inline __u16 cclab_segs16(__u32 segs)
+{
+	return segs < 0xffff ? segs : 0xffff;
+}
+
+/* Socket storage, for the laws whose cclab_sock exceeds icsk_ca_priv. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct cclab_sock);
 } cclab_state SEC(".maps");
+
+/*
+ * A law's per-socket data lives in the socket's congestion-control
+ * private area (icsk_ca_priv, 104 bytes, zeroed by TCP before init) when
+ * it fits: theta-PowerTCP, Swift, DCTCP. PowerTCP and HPCC keep the last
+ * echo's hop records and need socket storage. The private area costs
+ * nothing to find; the socket-storage lookup, a helper call on every ACK,
+ * was a third of Swift's per-ACK cost (docs/performance.md).
+ */
+#define CCLAB_IN_PRIV \
+	(sizeof(struct cclab_sock) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv))
+
+#ifdef LAW_IN_PRIV	/* the includer counts on it: keep it so */
+_Static_assert(CCLAB_IN_PRIV, "the law's state no longer fits icsk_ca_priv");
+#endif
+
+static __always_inline struct cclab_sock *cclab_sock_of(struct sock *sk, int create)
+{
+	if (CCLAB_IN_PRIV)
+		return (struct cclab_sock *)cclab_icsk(sk)->icsk_ca_priv;
+	return bpf_sk_storage_get(&cclab_state, sk, 0,
+				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+}
 
 #ifdef LAW_USES_INT
 #include "int_echo.h"
@@ -147,17 +183,20 @@ static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_s
 		 * skb, snd_nxt trails the window, and rounds came short (1.46
 		 * segments per RTT measured).
 		 */
-		cs->loss_acked += acked_segs < cap ? acked_segs : cap;
-		if (cs->loss_acked >= cap) {
-			cs->loss_acked -= cap;
+		__u32 counted = cs->loss_acked;
+
+		counted += acked_segs < cap ? acked_segs : cap;
+		if (counted >= cap) {
+			counted -= cap;
 			cap++;
 		}
+		cs->loss_acked = cclab_segs16(counted);
 	}
 	if (cwnd <= cap) {
 		cs->loss_cap = 0;
 		return cwnd;
 	}
-	cs->loss_cap = cap;
+	cs->loss_cap = cclab_segs16(cap);
 	return cap;
 }
 
@@ -185,14 +224,16 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	struct cclab_sock *cs;
 	CCLAB_PARAMS(p);
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	cs = cclab_sock_of(sk, 1);
 	if (!cs)
 		return;
 	LAW(_init)(&cs->law, p, tp->snd_nxt, tp->mss_cache, &out);
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;
+#ifdef LAW_USES_ECN
 	cs->prior_rcv_nxt = tp->rcv_nxt;
+#endif
 	cs->loss_cap = 0;
 	cs->undo_cap = 0;
 	cs->undo_ssthresh = 0;
@@ -211,7 +252,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	long rtt_us;
 	CCLAB_PARAMS(p);
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
 	/* CLOCK_MONOTONIC ns, refreshed by TCP for this ACK: no helper call. */
@@ -254,7 +295,7 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
 	/* The kernel calls this before it changes icsk_ca_state. */
@@ -277,8 +318,9 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 		cap = tp->snd_cwnd;
 		ssthresh = tp->snd_ssthresh;
 	}
-	cs->loss_cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
-	cs->loss_ssthresh = ssthresh > cs->loss_cap ? ssthresh : cs->loss_cap;
+	cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
+	cs->loss_cap = cclab_segs16(cap);
+	cs->loss_ssthresh = cclab_segs16(ssthresh > cap ? ssthresh : cap);
 	cs->loss_acked = 0;
 }
 
@@ -289,7 +331,7 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (cs) {
 		cs->loss_cap = cs->undo_cap;
 		cs->loss_ssthresh = cs->undo_ssthresh;
@@ -301,14 +343,15 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(release), struct sock *sk)
 {
-	bpf_sk_storage_delete(&cclab_state, sk);
+	if (!CCLAB_IN_PRIV)
+		bpf_sk_storage_delete(&cclab_state, sk);
 }
 
 #ifdef LAW_USES_ECN
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
 {
-	struct cclab_sock *cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	struct cclab_sock *cs = cclab_sock_of(sk, 0);
 
 	if (cs && (flags & CA_ACK_ECE))
 		cs->ece = 1;
@@ -343,7 +386,7 @@ static __always_inline void cclab_ce_event(struct sock *sk, __u32 ce)
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
 
-	cs = bpf_sk_storage_get(&cclab_state, sk, 0, 0);
+	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
 	if (cs->ce_state != ce) {

@@ -5,4 +5,5 @@
 #define LAW_NAME dctcp
 #define LAW_ID CCLAB_LAW_DCTCP
 #define LAW_USES_ECN
+#define LAW_IN_PRIV
 #include "cc_law.h"

@@ -33,6 +33,23 @@
 #define LAW_SUBPROG LAW_INLINE
 #endif
 
+/*
+ * Rarely taken code kept out of a law's per-ACK path, so that the path
+ * stays short and straight (it runs with cold caches and branch
+ * predictors: the code it touches is most of its cost). In BPF a static
+ * subprogram, JITed apart from the caller (without "cold", which would
+ * move it out of .text, where loaders take it for a program).
+ */
+#ifndef LAW_COLD
+#ifdef __bpf__
+#define LAW_COLD static __attribute__((__noinline__, __unused__))
+#else
+#define LAW_COLD static __attribute__((__noinline__, __cold__, __unused__))
+#endif
+#endif
+#define LAW_LIKELY(c)	__builtin_expect(!!(c), 1)
+#define LAW_UNLIKELY(c)	__builtin_expect(!!(c), 0)
+
 /* Hide a value from the optimiser (keeps branch-free code branch-free). */
 #ifndef LAW_OPAQUE
 #define LAW_OPAQUE(v) __asm__ volatile("" : "+r"(v))

@@ -38,21 +38,25 @@ struct swift_params {
 	struct vai_params vai;	/* ns of delay: token_thresh 0 = target + base_rtt */
 };
 
+/*
+ * 88 bytes, so that with the eBPF glue's 16 it fits the socket's
+ * congestion-control private area (kmod/bpf/cc_law.h).
+ */
 struct swift_state {
 	struct vai_state vai;
 	__u64 cwnd;		/* bytes, may be below one segment */
 	__u64 t_last_decrease;	/* ns */
 	__u64 delay_ns;		/* last delay sample */
-	__u64 target_ns;	/* last target delay */
-	__u64 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init */
-	__u64 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init */
 	__u64 wref;		/* SF: reference window, bytes */
+	__u32 target_ns;	/* last target delay (< 2^32: swift_target_ns) */
+	__u32 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init (<= 1e9) */
+	__u32 fbs_lo_ppm;	/* 1/sqrt(fs_max_cwnd), cached at init (<= 1e9) */
 	__u32 last_rtt_seq;	/* snd_nxt at the last RTT boundary */
-	__u32 decreased;	/* t_last_decrease is valid */
 	__u32 fbs_root;		/* FBS: last floor(sqrt(cwnd_mppm)), 0 = none */
 	__u32 fbs_cwnd;		/* FBS memo: the term for this window ... */
-	__u32 fbs_mss;		/* ... and this mss (0 = no memo) ... */
-	__u32 fbs_ns;		/* ... is this */
+	__u32 fbs_ns;		/* ... is this ... */
+	__u16 fbs_mss;		/* ... for this mss (0 = no memo) */
+	__u16 decreased;	/* t_last_decrease is valid */
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -113,37 +117,17 @@ LAW_INLINE __u64 swift_inv_sqrt_ppm(__u64 x_mppm)
 }
 
 /*
- * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
- * the previous ACK's window: windows move little between ACKs). Up to 4
- * unit steps from g; else integer Newton steps r = (r + x / r) / 2, each
+ * floor(sqrt(x)) by integer Newton steps r = (r + x / r) / 2 from r, each
  * of which lands at or above the root, so the first r with r^2 <= x is
- * the root, and r - 1 is when (r - 1)^2 <= x < r^2. Exactly law_isqrt(x),
- * usually for a few multiplications or one division instead of its 31
- * steps, which remain the fallback (no guess, or not converged).
+ * the root, and r - 1 is when (r - 1)^2 <= x < r^2: steps 2 to 4 of
+ * swift_isqrt_near() (r is after step 1), then law_isqrt() if they did
+ * not converge.
  */
-LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
+LAW_COLD __u64 swift_isqrt_steps(__u64 x, __u64 r)
 {
-	__u64 r = g;
 	int i;
 
-	if (!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31))
-		return law_isqrt(x);
-	/* A few unit steps (multiplications only) cover most ACKs. */
-	if (g * g <= x) {
-		/* invariant g^2 <= x: the root once (g + 1)^2 > x */
-		for (i = 0; i < 4 && (g + 1) * (g + 1) <= x; i++)
-			g++;
-		if ((g + 1) * (g + 1) > x)
-			return g;
-	} else {
-		/* invariant (g + 1)^2 > x: the root once g^2 <= x (g >= 1) */
-		for (i = 0; i < 4 && g * g > x; i++)
-			g--;
-		if (g * g <= x)
-			return g;
-	}
-	r = g;
-	for (i = 0; i < 4; i++) {
+	for (i = 1; i < 4; i++) {
 		r = (r + x / (r ? r : 1)) >> 1;
 		/* r >= sqrt(x) >= 1 here; r >= 2^32 would overflow r^2 */
 		if (r >= (1ULL << 32))
@@ -157,26 +141,28 @@ LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 }
 
 /*
- * floor(a / b) for b >= 1, a < 2^62, q <= 2^31 a guess (the previous
- * ACK's quotient): q moved by up to 2 unit steps when q * b <= a <
- * (q + 1) * b confirms it (multiplications only), else a / b.
+ * floor(sqrt(x)) for 1 <= x < 2^62, starting from a guess g (the root of
+ * the previous ACK's window: windows move little between ACKs), by up to
+ * 4 Newton steps (swift_isqrt_steps). From a near guess the first step
+ * ends it: one division and two multiplications, few and predictable
+ * branches (which cost more than the division on a cold path). Exactly
+ * law_isqrt(x), whose 31 steps remain the fallback (no guess, or not
+ * converged).
  */
-LAW_INLINE __u64 swift_div_near(__u64 a, __u64 b, __u64 q)
+LAW_SUBPROG __u64 swift_isqrt_near(__u64 x, __u64 g)
 {
-	int i;
+	__u64 r;
 
-	if (q * b <= a) {
-		for (i = 0; i < 2 && (q + 1) * b <= a; i++)
-			q++;
-		if ((q + 1) * b > a)
-			return q;
-	} else {
-		for (i = 0; i < 2 && q && q * b > a; i++)
-			q--;
-		if (q * b <= a)
-			return q;
+	if (LAW_UNLIKELY(!x || x >= (1ULL << 62) || !g || g >= (1ULL << 31)))
+		return law_isqrt(x);
+	r = (g + x / g) >> 1;
+	if (LAW_LIKELY(r < (1ULL << 32))) {
+		if (r * r <= x)
+			return r;
+		if ((r - 1) * (r - 1) <= x)
+			return r - 1;
 	}
-	return a / (b ? b : 1);
+	return swift_isqrt_steps(x, r);
 }
 
 /*
@@ -187,26 +173,21 @@ LAW_INLINE __u64 swift_div_near(__u64 a, __u64 b, __u64 q)
  * hi = 1/sqrt(fs_min) and lo = 1/sqrt(fs_max) in ppm (cached in the state),
  * the window in segments * 1e6.
  *
- * Inside (fs_min, fs_max), from root = floor(sqrt(cwnd_mppm)) >= 1, top =
- * the range (< 2^30) and guess = a likely result (the last one; any value
- * gives the same answer).
+ * Inside (fs_min, fs_max), from root = floor(sqrt(cwnd_mppm)) >= 1 and top =
+ * the range (< 2^30).
  */
 LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
-				    __u64 root, __u64 guess)
+				    __u64 root)
 {
 	/* swift_inv_sqrt_ppm(cwnd_mppm) */
 	__u64 c = 1000000000ULL / (root ? root : 1);
 
-	if (c <= lo)
+	if (LAW_UNLIKELY(c <= lo))
 		return 0;
-	if (c >= hi || hi <= lo)
+	if (LAW_UNLIKELY(c >= hi || hi <= lo))
 		return top;
-	/*
-	 * top < 2^30, c - lo < 2^30: the product fits; the term moves
-	 * slowly with the window, so the last one is a good guess.
-	 */
-	return swift_div_near(law_min64(top, LAW_RTT_MAX_NS) * (c - lo),
-			      hi - lo, law_min64(guess, LAW_RTT_MAX_NS));
+	/* top < 2^30, c - lo < 2^30: the product fits */
+	return law_min64(top, LAW_RTT_MAX_NS) * (c - lo) / (hi - lo);
 }
 
 LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
@@ -223,7 +204,7 @@ LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
 	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
 		return top;
 	return swift_fbs_of_root(top, hi, lo,
-				 law_isqrt(law_max64(cwnd_mppm, 1)), 0);
+				 law_isqrt(law_max64(cwnd_mppm, 1)));
 }
 
 LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
@@ -259,22 +240,22 @@ LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 	__u64 top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
 
 	/* Held windows (congested ACKs between decreases) repeat the term. */
-	if (s->fbs_mss == mss && s->fbs_cwnd == cwnd)
+	if (LAW_UNLIKELY(s->fbs_mss == mss && s->fbs_cwnd == cwnd))
 		return s->fbs_ns;
 	x = cwnd * LAW_PPM / mss;
-	if (!top || x >= (__u64)p->fs_max_cwnd_segs * LAW_PPM) {
+	if (LAW_UNLIKELY(!top || x >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)) {
 		fbs = 0;
-	} else if (x <= p->fs_min_cwnd_mppm) {
+	} else if (LAW_UNLIKELY(x <= p->fs_min_cwnd_mppm)) {
 		fbs = top;
 	} else {
 		root = swift_isqrt_near(x, s->fbs_root);
 		s->fbs_root = (__u32)root;	/* x < 2^62: root < 2^31 */
 		fbs = swift_fbs_of_root(top, s->fbs_hi_ppm, s->fbs_lo_ppm,
-					root, s->fbs_ns);
+					root);
 	}
 	/* cwnd <= 2^30, mss <= 65535, fbs <= 1e9: all fit */
 	s->fbs_cwnd = (__u32)cwnd;
-	s->fbs_mss = mss;
+	s->fbs_mss = (__u16)mss;	/* law_mss(): <= 65535 */
 	s->fbs_ns = (__u32)fbs;
 	return fbs;
 }
@@ -286,8 +267,8 @@ LAW_INLINE __u64 swift_target_ns(struct swift_state *s,
 {
 	__u64 hops = p->hops, fbs = 0;
 
-	if (ack->echo && ack->echo->nhops > 0 &&
-	    ack->echo->nhops <= INT_MAX_HOPS)
+	if (LAW_UNLIKELY(ack->echo && ack->echo->nhops > 0 &&
+			 ack->echo->nhops <= INT_MAX_HOPS))
 		hops = ack->echo->nhops;
 	hops = law_min64(hops, INT_MAX_HOPS * 3);
 	if (p->fs_range_ns)
@@ -311,45 +292,18 @@ LAW_SUBPROG __u64 swift_mdf_ppm(__u64 delay, __u64 target, __u32 beta_ppm,
 	return LAW_PPM - cut;
 }
 
-/*
- * law_out_cwnd(), with ceil(cwnd / mss) confirmed from a guess (the
- * connection's current cwnd in segments: windows move little per ACK)
- * by multiplications where it is right, divided where not.
- */
-LAW_INLINE __u64 swift_out_cwnd(struct law_out *out, __u64 cwnd, __u64 lo,
-				__u64 hi, __u32 mss, __u64 guess)
-{
-	__u64 segs;
-
-	if (cwnd < lo) {
-		cwnd = lo;
-		out->trace |= LAW_TR_CLAMP_MIN;
-	}
-	if (cwnd > hi) {
-		cwnd = hi;
-		out->trace |= LAW_TR_CLAMP_MAX;
-	}
-	out->cwnd_bytes = cwnd;
-	/* cwnd <= 2^32 (hi), mss >= 1 from law_mss() */
-	segs = swift_div_near(cwnd + mss - 1, mss,
-			      law_min64(guess, 1ULL << 31));
-	out->cwnd_segs = segs ? (__u32)law_min64(segs, 0xffffffffULL) : 1;
-	return cwnd;
-}
-
 LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p,
-			     __u32 mss, __u32 segs_guess, struct law_out *out)
+			     __u32 mss, struct law_out *out)
 {
 	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
 	__u64 rtt = s->delay_ns ? s->delay_ns :
 		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 
-	s->cwnd = swift_out_cwnd(out, s->cwnd, lo,
-				 law_max64(p->max_cwnd_bytes, mss), mss,
-				 segs_guess);
+	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
+			       law_max64(p->max_cwnd_bytes, mss), mss);
 	/* Fractional window: one segment at most every rtt * mss / cwnd. */
-	out->pacing_rate = s->cwnd < mss ? law_rate_Bps(s->cwnd, rtt) :
-		LAW_PACING_NONE;
+	out->pacing_rate = LAW_UNLIKELY(s->cwnd < mss) ?
+		law_rate_Bps(s->cwnd, rtt) : LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
 		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
 			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
@@ -364,57 +318,62 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	s->cwnd = p->init_cwnd_bytes ? p->init_cwnd_bytes :
 		  powertcp_host_bdp(p->host_bw_mbps, p->base_rtt_ns);
 	s->last_rtt_seq = snd_nxt;
-	s->fbs_hi_ppm = swift_fbs_hi_ppm(p);
-	s->fbs_lo_ppm = swift_fbs_lo_ppm(p);
+	/* 1e9 / isqrt(x), isqrt(x) >= 1: both fit 32 bits */
+	s->fbs_hi_ppm = (__u32)swift_fbs_hi_ppm(p);
+	s->fbs_lo_ppm = (__u32)swift_fbs_lo_ppm(p);
 	out->trace = LAW_TR_INIT;
-	swift_output(s, p, mss, 0, out);
+	swift_output(s, p, mss, out);
 	s->wref = s->cwnd;
 }
 
-LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
-			     const struct law_ack *ack, struct law_out *out)
-{
-	__u32 mss = law_mss(ack);
-	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
-				SWIFT_DELAY_MAX_NS);
-	__u64 old = s->cwnd, target, ai, add, mdf, acked = ack->acked_bytes;
-	int rtt_end, congested, commit = 0;
+/* What one ACK's window change depends on, besides the state. */
+struct swift_sample {
+	__u64 delay;		/* ns, > 0 */
+	__u64 target;		/* ns */
+	__u64 now_ns;		/* law_ack's */
+	__u32 acked;		/* law_ack.acked_bytes */
+	__u32 mss;		/* law_mss() */
+	int congested;		/* delay >= target */
+	int rtt_end;		/* snd_una passed last_rtt_seq */
+};
 
-	out->trace = 0;
-	if (!delay) {
-		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
-		swift_output(s, p, mss, ack->cwnd_segs, out);
-		return;
-	}
-	target = swift_target_ns(s, p, ack, mss);
-	s->delay_ns = delay;
-	s->target_ns = target;
-	congested = delay >= target;
-	rtt_end = law_seq_after(ack->snd_una, s->last_rtt_seq);
-	if (rtt_end) {
-		s->last_rtt_seq = ack->snd_nxt;
-		out->trace |= LAW_TR_RTT_UPDATE;
-	}
+/* swift_vai_step() says: the window is a new SF reference window. */
+#define SWIFT_COMMIT	0x80000000U
+
+/*
+ * The window change of one ACK with Variable AI or Sampling Frequency on
+ * (off by default, so kept off the plain path; its input in a struct of
+ * its own, so that the caller's law_ack and law_out need no memory).
+ * Returns trace flags, and SWIFT_COMMIT.
+ */
+LAW_COLD __u32 swift_vai_step(struct swift_state *s,
+			      const struct swift_params *p,
+			      const struct swift_sample *x)
+{
+	__u64 ai, add, mdf, acked = x->acked;
+	__u32 trace = 0;
+	int commit = 0;
+
 	if (p->vai.enable) {
-		vai_observe(&s->vai, delay, congested);
-		if (rtt_end)
+		vai_observe(&s->vai, x->delay, x->congested);
+		if (x->rtt_end)
 			vai_rtt_end(&s->vai, &p->vai, p->vai.token_thresh ?
 				    p->vai.token_thresh :
-				    target + law_min64(p->base_rtt_ns,
-						       LAW_RTT_MAX_NS));
+				    x->target + law_min64(p->base_rtt_ns,
+							  LAW_RTT_MAX_NS));
 	}
 	ai = law_min64(p->ai_bytes, 1U << 24) *
-	     law_min64(vai_tokens(&s->vai, &p->vai, rtt_end), VAI_BANK_CAP_MAX);
+	     law_min64(vai_tokens(&s->vai, &p->vai, x->rtt_end),
+		       VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
-		out->trace |= LAW_TR_VAI;
+		trace |= LAW_TR_VAI;
 	/* ai * acked / cwnd (ai, acked < 2^30: the product fits), only
 	 * where the window grows: below target, or always with VAI. */
 	add = 0;
-	if (!congested || p->vai.enable)
+	if (!x->congested || p->vai.enable)
 		add = law_min64(ai, LAW_CWND_CAP_MAX) *
 		      law_min64(acked, LAW_CWND_CAP_MAX) /
-		      (s->cwnd >= mss ? s->cwnd : mss);
-	/* The decrease factor only where a decrease happens (below). */
+		      (s->cwnd >= x->mss ? s->cwnd : x->mss);
 	if (p->vai.sf_acks) {
 		/*
 		 * Sampling Frequency (section V-B): every ACK's window comes
@@ -423,8 +382,8 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		 */
 		int sf = vai_sf_point(&s->vai, &p->vai);
 
-		if (congested) {
-			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
+		if (x->congested) {
+			mdf = swift_mdf_ppm(x->delay, x->target, p->beta_ppm,
 					    p->max_mdf_ppm);
 			s->cwnd = law_min64(s->wref, LAW_CWND_CAP_MAX) * mdf /
 				  LAW_PPM;
@@ -432,30 +391,87 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 				s->cwnd += add;
 			if (sf) {
 				commit = 1;
-				out->trace |= LAW_TR_SF;
+				trace |= LAW_TR_SF;
 			}
 		} else {
 			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
-			commit = rtt_end;
+			commit = x->rtt_end;
 		}
 	} else {
-		/* Decrease at most once per RTT (since the last decrease). */
-		int can_decrease = !s->decreased ||
-				   ack->now_ns < s->t_last_decrease ||
-				   ack->now_ns - s->t_last_decrease >= delay;
-
-		/* VAI always adds (section V-B); plain Swift below target. */
-		if (!congested || p->vai.enable)
-			s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
-		if (congested && can_decrease) {
-			mdf = swift_mdf_ppm(delay, target, p->beta_ppm,
+		/* VAI always adds (section V-B), then decreases as plain
+		 * Swift does. */
+		s->cwnd = law_min64(s->cwnd + add, LAW_CWND_CAP_MAX);
+		if (x->congested &&
+		    (!s->decreased || x->now_ns < s->t_last_decrease ||
+		     x->now_ns - s->t_last_decrease >= x->delay)) {
+			mdf = swift_mdf_ppm(x->delay, x->target, p->beta_ppm,
 					    p->max_mdf_ppm);
 			s->cwnd = law_min64(s->cwnd, LAW_CWND_CAP_MAX) * mdf /
 				  LAW_PPM;
 		}
 	}
-	swift_output(s, p, mss, ack->cwnd_segs, out);
-	if (commit) {
+	return commit ? trace | SWIFT_COMMIT : trace;
+}
+
+/* The multiplicative decrease of plain Swift (at most once per RTT). */
+LAW_COLD __u64 swift_cut(__u64 cwnd, __u64 delay, __u64 target,
+			 const struct swift_params *p)
+{
+	__u64 mdf = swift_mdf_ppm(delay, target, p->beta_ppm, p->max_mdf_ppm);
+
+	return law_min64(cwnd, LAW_CWND_CAP_MAX) * mdf / LAW_PPM;
+}
+
+LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p,
+			     const struct law_ack *ack, struct law_out *out)
+{
+	__u32 mss = law_mss(ack);
+	__u64 delay = law_min64((__u64)ack->rtt_us * LAW_NSEC_PER_USEC,
+				SWIFT_DELAY_MAX_NS);
+	__u64 old = s->cwnd, target, acked = ack->acked_bytes;
+	__u32 vai = 0;
+	int rtt_end, congested;
+
+	out->trace = 0;
+	if (LAW_UNLIKELY(!delay)) {
+		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
+		swift_output(s, p, mss, out);
+		return;
+	}
+	target = swift_target_ns(s, p, ack, mss);
+	s->delay_ns = delay;
+	/* base <= 1e9, 15 hops * 6.25e7, FBS <= 1e9: below 2^32 */
+	s->target_ns = (__u32)target;
+	congested = delay >= target;
+	rtt_end = law_seq_after(ack->snd_una, s->last_rtt_seq);
+	if (rtt_end) {
+		s->last_rtt_seq = ack->snd_nxt;
+		out->trace |= LAW_TR_RTT_UPDATE;
+	}
+	if (LAW_UNLIKELY(p->vai.enable || p->vai.sf_acks)) {
+		struct swift_sample x = {
+			.delay = delay, .target = target, .now_ns = ack->now_ns,
+			.acked = ack->acked_bytes, .mss = mss,
+			.congested = congested, .rtt_end = rtt_end,
+		};
+
+		vai = swift_vai_step(s, p, &x);
+		out->trace |= vai & ~SWIFT_COMMIT;
+	} else if (!congested) {
+		/* Additive increase: ai * acked / cwnd (ai, acked < 2^30:
+		 * the product fits). */
+		s->cwnd = law_min64(s->cwnd +
+				    law_min64(p->ai_bytes, 1U << 24) *
+				    law_min64(acked, LAW_CWND_CAP_MAX) /
+				    (s->cwnd >= mss ? s->cwnd : mss),
+				    LAW_CWND_CAP_MAX);
+	} else if (!s->decreased || ack->now_ns < s->t_last_decrease ||
+		   ack->now_ns - s->t_last_decrease >= delay) {
+		/* Decrease at most once per RTT (since the last decrease). */
+		s->cwnd = swift_cut(s->cwnd, delay, target, p);
+	}
+	swift_output(s, p, mss, out);
+	if (LAW_UNLIKELY(vai & SWIFT_COMMIT)) {
 		s->wref = s->cwnd;
 		s->vai.acks_since_dec = 0;
 	}
