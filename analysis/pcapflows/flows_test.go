@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"strings"
@@ -282,12 +283,40 @@ func TestRandomCorruption(t *testing.T) {
 	}
 }
 
-func TestTruncatedPcapngNamesHowFarItRead(t *testing.T) {
+// TestBadPcapngNamesTheBlock: a pcapng error names the first byte of the
+// block the read failed in, as a pcap error names the record's.
+func TestBadPcapngNamesTheBlock(t *testing.T) {
 	ps, _ := synth.Transfer(0, 40009, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
-	b := synth.WritePcapng(t, ps)
-	_, err := Read(context.Background(), bytes.NewReader(b[:len(b)-10]), Options{})
-	var fe *FormatError
-	if !errors.As(err, &fe) || fe.Exact || fe.Packet != uint64(len(ps)) || !strings.Contains(err.Error(), "read to byte offset") {
-		t.Fatalf("truncated pcapng: %v", err)
+	good := synth.WritePcapng(t, ps)
+	// Walk the blocks (little-endian: type, total length): the section
+	// and interface headers, then one enhanced packet block per packet.
+	var packets []int64
+	for off := int64(0); off < int64(len(good)); off += int64(binary.LittleEndian.Uint32(good[off+4:])) {
+		if binary.LittleEndian.Uint32(good[off:]) == 6 {
+			packets = append(packets, off)
+		}
 	}
+	if len(packets) != len(ps) {
+		t.Fatalf("%d packet blocks for %d packets", len(packets), len(ps))
+	}
+	check := func(name string, b []byte, packet int) {
+		t.Helper()
+		_, err := Read(context.Background(), bytes.NewReader(b), Options{})
+		var fe *FormatError
+		if !errors.As(err, &fe) || !fe.Exact || fe.Packet != uint64(packet) || fe.Offset != packets[packet-1] ||
+			!strings.Contains(err.Error(), fmt.Sprintf("at byte offset %d", packets[packet-1])) {
+			t.Fatalf("%s: err %v, want record %d at byte offset %d", name, err, packet, packets[packet-1])
+		}
+	}
+	check("truncated", good[:len(good)-10], len(ps))
+	last := len(ps)
+	check("cut inside a block header", good[:packets[last-1]+6], last)
+
+	bad := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(bad[packets[3]+4:], 7) // impossible block length
+	check("block length", bad, 4)
+
+	bad = append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(bad[packets[5]+20:], 1<<30) // captured length
+	check("captured length", bad, 6)
 }

@@ -56,8 +56,11 @@ type Capture struct {
 }
 
 // FormatError is a capture that cannot be read to the end. Offset is the
-// byte where the bad record starts (pcap) or, for pcapng whose reader
-// buffers, how far the file had been read.
+// byte where the bad record starts: the pcap record, or the pcapng block
+// the failed read was in (the next packet block, or a block before it
+// with an impossible length). Exact is false only where a pcapng walk to
+// that block would have looked past the 64 KB read buffer; Offset is then
+// how far the file had been read.
 type FormatError struct {
 	Offset int64
 	Packet uint64 // 1-based number of the record that failed
@@ -124,14 +127,15 @@ func Read(ctx context.Context, r io.Reader, opt Options) (*Capture, error) {
 	}
 	c := &Capture{}
 	var src packetSource
-	exact := true
+	var ng *ngLocator
 	if binary.LittleEndian.Uint32(magic) == pcapngMagic {
-		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+		ng = newNgLocator(br)
+		nr, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
 		if err != nil {
-			return nil, &FormatError{Offset: cr.n, Packet: 0, Err: fmt.Errorf("pcapng section header: %w", err)}
+			return nil, &FormatError{Offset: cr.n - int64(br.Buffered()), Packet: 0, Err: fmt.Errorf("pcapng section header: %w", err)}
 		}
-		c.Format, c.LinkType, src, exact = "pcapng", uint32(ng.LinkType()), ng, false
-		if iface, err := ng.Interface(0); err == nil {
+		c.Format, c.LinkType, src = "pcapng", uint32(nr.LinkType()), nr
+		if iface, err := nr.Interface(0); err == nil {
 			c.Snaplen = iface.SnapLength
 		}
 	} else {
@@ -152,7 +156,11 @@ func Read(ctx context.Context, r io.Reader, opt Options) (*Capture, error) {
 		every = 1 << 20
 	}
 	var seg segment
+	exact := true
 	for {
+		if ng != nil {
+			offset, exact = ng.next(cr.n - int64(br.Buffered()))
+		}
 		data, ci, err := src.ZeroCopyReadPacketData()
 		if err != nil {
 			if err == io.EOF {
