@@ -25,4 +25,17 @@ struct int_echo {
 	struct int_hop hop[INT_MAX_HOPS];	/* hop[0] is the sender's first switch */
 };
 
+/*
+ * The map's value: the echo, then an area the congestion control of the
+ * socket keeps its own per-socket data in (kmod/bpf/cc_law.h: the INT
+ * laws, whose data exceeds icsk_ca_priv), so that one storage lookup per
+ * ACK finds both. The agent writes the echo fields only, never cc.
+ */
+#define INT_ECHO_CC_BYTES	192
+
+struct int_echo_sock {
+	struct int_echo echo;
+	__u64 cc[INT_ECHO_CC_BYTES / 8];
+};
+
 #endif /* CCLAB_INT_ECHO_H */

@@ -3,22 +3,29 @@ package cc
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"cclab/internal/units"
+	"cclab/tcopt/agent"
+	intswitch "cclab/tcopt/switch"
 )
 
 // perCallCost runs one bulk flow through r and returns, for each of its
 // programs, the mean run time per call (ns) and the number of calls, from
 // the kernel's BPF run-time statistics; for cong_control also the median
-// of the per-call means of 5 ms intervals (see medianCost).
+// of the per-call means of 5 ms intervals (see medianCost). With withINT
+// the bottleneck port stamps INT and the host agent stores the echoes, as
+// in TestINTLawsFollowTelemetry: the INT laws' whole per-ACK path.
 // costRate is the bottleneck of the cost test, Mbit/s.
 const costRate = 500
 
-func perCallCost(t *testing.T, r Registration) map[string][3]float64 {
+func perCallCost(t *testing.T, r Registration, withINT bool) map[string][3]float64 {
 	t.Helper()
 	// BPF_ENABLE_STATS: the same switch as kernel.bpf_stats_enabled,
 	// reference counted and released on Close, so nothing is left to
@@ -43,6 +50,9 @@ func perCallCost(t *testing.T, r Registration) map[string][3]float64 {
 	}
 	// Offloads off: one ACK per one or two packets, as with per-packet INT.
 	n := newTestNet(t, costRate, testBuf, false)
+	if withINT {
+		defer attachINT(t, n, filepathDir(r.Pin))()
+	}
 	median := make(chan float64, 1)
 	quit := make(chan struct{})
 	go func() { median <- medianCost(progs["cc_cong_control"], 5*time.Millisecond, quit) }()
@@ -65,6 +75,47 @@ func perCallCost(t *testing.T, r Registration) map[string][3]float64 {
 		out["cc_cong_control"] = c
 	}
 	return out
+}
+
+// attachINT puts the INT switch on n's bottleneck port and the host agent
+// on this process (echoes shared through pinDir, the law's); the returned
+// function detaches both.
+func attachINT(t *testing.T, n *testNet, pinDir string) func() {
+	t.Helper()
+	// As a run with INT does: the whole option space for the echo.
+	for _, ns := range []string{n.a, n.b} {
+		run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_timestamps=0")
+	}
+	ag, err := agent.Attach(context.Background(), n.id, agent.Options{EchoPinDir: pinDir})
+	if err != nil {
+		t.Fatalf("INT host agent: %v", err)
+	}
+	if err := ag.AddProcess(os.Getpid()); err != nil {
+		ag.Close()
+		t.Fatal(err)
+	}
+	rate, _ := units.ParseRate(fmt.Sprintf("%dMbit", costRate))
+	nsOf := map[string]string{"r": n.r, "b": n.b}
+	sw, err := intswitch.Attach(context.Background(), intswitch.Config{
+		Netns: func(node string) string { return nsOf[node] },
+		Ports: []intswitch.PortConfig{{Node: "r", Iface: bottleneckDev, PeerNode: "b", PeerIface: "vb", Rate: rate}},
+	})
+	if err != nil {
+		ag.Close()
+		t.Fatalf("INT switch: %v", err)
+	}
+	return func() {
+		st, err := ag.Stats()
+		if err != nil {
+			t.Errorf("agent stats: %v", err)
+		} else if st.EchoesParsed == 0 {
+			t.Errorf("no INT echo parsed: the INT path was not measured")
+		}
+		sw.Close()
+		if err := ag.Close(); err != nil {
+			t.Errorf("close agent: %v", err)
+		}
+	}
 }
 
 // medianCost samples a program's run-time statistics every period until
@@ -118,22 +169,27 @@ func TestPerACKCost(t *testing.T) {
 	type costCase struct {
 		name, law string
 		settings  []string
+		withINT   bool
 	}
 	var cases []costCase
 	for _, law := range Laws() {
-		cases = append(cases, costCase{law, law, settings[law]})
+		cases = append(cases, costCase{law, law, settings[law], false})
+	}
+	// The INT laws with telemetry on every ACK: without it they only hold.
+	for _, law := range []string{"powertcp", "hpcc"} {
+		cases = append(cases, costCase{law + "_int", law, settings[law], true})
 	}
 	// Swift without flow-based scaling (its per-ACK inverse square root).
-	cases = append(cases, costCase{"swift_fbs_off", "swift", append(slicesClone(settings["swift"]), "fs_range_ns=0")})
+	cases = append(cases, costCase{"swift_fbs_off", "swift", append(slicesClone(settings["swift"]), "fs_range_ns=0"), false})
 	for _, c := range cases {
-		law := c.name
+		law, withINT := c.name, c.withINT
 		t.Run(c.name, func(t *testing.T) {
 			r := loadForTest(t, c.law, c.settings...)
 			// The machine is shared and noisy: best of up to five runs
 			// (by cong_control's figure).
 			var cost map[string][3]float64
 			for try := 0; try < 5; try++ {
-				c := perCallCost(t, r)
+				c := perCallCost(t, r, withINT)
 				if cost == nil || c["cc_cong_control"][2] < cost["cc_cong_control"][2] {
 					cost = c
 				}

@@ -82,13 +82,28 @@ struct {
 	__type(value, struct cclab_sock);
 } cclab_state SEC(".maps");
 
+#ifdef LAW_USES_INT
+#include "int_echo.h"
+/* Written by the INT host agent (tcopt/), shared through the pin. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct int_echo_sock);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cclab_int_echo SEC(".maps");
+#endif
+
 /*
- * A law's per-socket data lives in the socket's congestion-control
+ * Where a law's per-socket data lives. In the socket's congestion-control
  * private area (icsk_ca_priv, 104 bytes, zeroed by TCP before init) when
- * it fits: theta-PowerTCP, Swift, DCTCP. PowerTCP and HPCC keep the last
- * echo's hop records and need socket storage. The private area costs
- * nothing to find; the socket-storage lookup, a helper call on every ACK,
- * was a third of Swift's per-ACK cost (docs/performance.md).
+ * it fits: theta-PowerTCP, Swift, DCTCP; it costs nothing to find. The
+ * INT laws (PowerTCP, HPCC) keep the last echo's hop records and do not
+ * fit: their data lives in the cc area of the INT echo's own socket
+ * storage (tcopt/int_echo.h), so that the one lookup they need for the
+ * echo finds it too. A socket-storage lookup, a helper call per ACK, was
+ * a third of Swift's per-ACK cost (docs/performance.md). Any other law
+ * would fall back on a socket storage of its own (cclab_state).
  */
 #define CCLAB_IN_PRIV \
 	(sizeof(struct cclab_sock) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv))
@@ -97,25 +112,47 @@ struct {
 _Static_assert(CCLAB_IN_PRIV, "the law's state no longer fits icsk_ca_priv");
 #endif
 
-static __always_inline struct cclab_sock *cclab_sock_of(struct sock *sk, int create)
+#ifdef LAW_USES_INT
+#define CCLAB_IN_ECHO	(!CCLAB_IN_PRIV)
+_Static_assert(sizeof(struct cclab_sock) <= sizeof(((struct int_echo_sock *)0)->cc),
+	       "the law's state no longer fits the INT echo storage's cc area");
+#else
+#define CCLAB_IN_ECHO	0
+#endif
+
+/*
+ * The law's data, and (INT laws) the echo; create: at init, where the
+ * storage may not exist yet (no echo so far: the agent finds it created,
+ * its echo fields zero, which the laws read as no echo).
+ */
+static __always_inline struct cclab_sock *cclab_sock_echo(struct sock *sk, int create,
+							   const struct int_echo **echo)
 {
+#ifdef LAW_USES_INT
+	struct int_echo_sock *es;
+
+	if (CCLAB_IN_ECHO) {
+		es = bpf_sk_storage_get(&cclab_int_echo, sk, 0,
+					create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+		if (!es)
+			return NULL;
+		if (echo)
+			*echo = &es->echo;
+		return (struct cclab_sock *)es->cc;
+	}
+	if (echo)
+		*echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
+#endif
 	if (CCLAB_IN_PRIV)
 		return (struct cclab_sock *)cclab_icsk(sk)->icsk_ca_priv;
 	return bpf_sk_storage_get(&cclab_state, sk, 0,
 				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
 }
 
-#ifdef LAW_USES_INT
-#include "int_echo.h"
-/* Written by the INT host agent (tcopt/), shared through the pin. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct int_echo);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cclab_int_echo SEC(".maps");
-#endif
+static __always_inline struct cclab_sock *cclab_sock_of(struct sock *sk, int create)
+{
+	return cclab_sock_echo(sk, create, NULL);
+}
 
 /* ---- Parameters: run by the loader (BPF_PROG_TEST_RUN), never on ACKs ---- */
 
@@ -252,7 +289,11 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	long rtt_us;
 	CCLAB_PARAMS(p);
 
+#ifdef LAW_USES_INT
+	cs = cclab_sock_echo(sk, 0, &a.echo);
+#else
 	cs = cclab_sock_of(sk, 0);
+#endif
 	if (!cs)
 		return;
 	/* CLOCK_MONOTONIC ns, refreshed by TCP for this ACK: no helper call. */
@@ -270,9 +311,6 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	a.mss = tp->mss_cache;
 	rtt_us = rs->rtt_us;
 	a.rtt_us = rtt_us > 0 ? rtt_us : 0;
-#ifdef LAW_USES_INT
-	a.echo = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
-#endif
 	LAW(_on_ack)(&cs->law, p, &a, &out);
 	cclab_apply(sk, cs, &out, rs->acked_sacked);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
@@ -343,7 +381,8 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 SEC("struct_ops")
 void CCLAB_PROG(GLUE(release), struct sock *sk)
 {
-	if (!CCLAB_IN_PRIV)
+	/* The echo storage is the agent's: it goes with the socket. */
+	if (!CCLAB_IN_PRIV && !CCLAB_IN_ECHO)
 		bpf_sk_storage_delete(&cclab_state, sk);
 }
 

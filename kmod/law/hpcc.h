@@ -123,8 +123,8 @@ LAW_SUBPROG __u64 hpcc_max_u(const struct int_prev *prev,
 		__u64 dts = int_ts_delta(h->ts, o->ts);
 		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
 		__u64 b_Bps = law_mbps_to_Bps(rate);
-		__u64 bT = law_bdp_bytes(rate, T);
-		__u64 dtx, tx_Bps, u1;
+		__u64 q = law_min64(h->qlen, o->qlen);
+		__u64 dtx, tx_Bps, u1, bT;
 
 		if (h->qlen > qmax)
 			qmax = h->qlen;
@@ -132,10 +132,13 @@ LAW_SUBPROG __u64 hpcc_max_u(const struct int_prev *prev,
 		if (!dts || !int_tx_plausible(dtx, dts, rate))
 			continue;
 		b_Bps += !b_Bps;
-		bT += !bT;
 		tx_Bps = dtx * LAW_NSEC_PER_SEC / dts;
-		u1 = law_min64(h->qlen, o->qlen) * LAW_PPM / bT +
-		     law_min64(tx_Bps, 1ULL << 40) * LAW_PPM / b_Bps;
+		u1 = law_min64(tx_Bps, 1ULL << 40) * LAW_PPM / b_Bps;
+		if (q) {	/* an empty queue adds 0: two divisions saved */
+			bT = law_bdp_bytes(rate, T);
+			bT += !bT;
+			u1 += q * LAW_PPM / bT;
+		}
 		u1 = law_min64(u1, LAW_SIGNAL_MAX_PPM);
 		if (u1 > u || !tau) {
 			u = u1;

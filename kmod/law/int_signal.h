@@ -33,12 +33,18 @@ LAW_INLINE __u64 int_tx_half_wrap_ns(__u32 rate_mbps)
 /*
  * A port cannot send faster than its rate: a txBytes delta above twice
  * rate * dt (room for the 128-byte / 256-ns quantisation) is a counter
- * reset or a foreign record, not a measurement.
+ * reset or a foreign record, not a measurement. That is
+ *	dtx <= 2 * floor(rate * dt / 8000) + 2 * INT_TX_UNIT,
+ * computed without a division (one per hop and ACK in BPF, where clang
+ * keeps divisions by constants): for k >= 0, k <= floor(a / b) exactly
+ * when k * b <= a, with k = ceil((dtx - 2 * INT_TX_UNIT) / 2).
  */
 LAW_INLINE int int_tx_plausible(__u64 dtx, __u64 dt_ns, __u32 rate_mbps)
 {
-	/* rate * dt / 8000 = bytes at line rate; < 2^20 * 2^26 */
-	return dtx <= 2 * ((__u64)rate_mbps * dt_ns / 8000) + 2 * INT_TX_UNIT;
+	/* dtx < 2^25 (a masked delta): k * 8000 < 2^38; rate * dt < 2^46 */
+	if (dtx <= 2 * INT_TX_UNIT)
+		return 1;
+	return ((dtx - 2 * INT_TX_UNIT + 1) >> 1) * 8000 <= (__u64)rate_mbps * dt_ns;
 }
 
 /*
@@ -82,8 +88,13 @@ LAW_SUBPROG __u32 int_sig_check(const struct int_prev *prev,
 	gap = e->arrived_ns - prev->arrived_ns;
 	if (gap > INT_TS_WRAP / 2)
 		return LAW_TR_INT_BAD;
+	/*
+	 * gap > int_tx_half_wrap_ns(rate) = floor(INT_TX_WRAP * 4000 / rate),
+	 * without the division: gap > floor(a / r) exactly when gap * r > a
+	 * (rates checked >= 1 above; gap <= 2^25, rate < 2^20).
+	 */
 	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++)
-		if (gap > int_tx_half_wrap_ns(e->hop[i].rate_mbps))
+		if (gap * e->hop[i].rate_mbps > INT_TX_WRAP * 4000ULL)
 			return LAW_TR_INT_BAD;
 	return 0;
 }

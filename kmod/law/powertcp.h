@@ -109,21 +109,26 @@ LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
 		__u64 dtx = int_tx_delta(h->tx_bytes, o->tx_bytes);
 		__u64 rate = law_min64(h->rate_mbps, LAW_RATE_MAX_MBPS);
 		__u64 b_Bps = law_mbps_to_Bps(rate);
-		__u64 bdp = law_bdp_bytes(rate, tau_ns);
 		__u64 num = dtx + h->qlen;
-		__u64 current_Bps, i_ppm, v_ppm, power;
+		__u64 current_Bps, i_ppm, bdp, v_ppm, power;
 
 		if (!dt_ns || !int_tx_plausible(dtx, dt_ns, rate))
 			continue;
 		b_Bps += !b_Bps;
-		bdp += !bdp;
 		/* current = (qlen - qlen_prev + txBytes delta) / dt, >= 0 */
 		num = num > o->qlen ? num - o->qlen : 0;
 		current_Bps = law_min64(num * LAW_NSEC_PER_SEC / dt_ns, 1ULL << 40);
 		/* current / B and voltage / (B * tau), each as ppm */
 		i_ppm = law_min64(current_Bps * LAW_PPM / b_Bps, LAW_SIGNAL_MAX_PPM);
-		v_ppm = law_min64((h->qlen + bdp) * LAW_PPM / bdp, LAW_SIGNAL_MAX_PPM);
-		power = law_min64(i_ppm * v_ppm / LAW_PPM, LAW_SIGNAL_MAX_PPM);
+		if (LAW_LIKELY(!h->qlen)) {
+			/* voltage = B * tau exactly: power = i_ppm, 3 divisions saved */
+			power = i_ppm;
+		} else {
+			bdp = law_bdp_bytes(rate, tau_ns);
+			bdp += !bdp;
+			v_ppm = law_min64((h->qlen + bdp) * LAW_PPM / bdp, LAW_SIGNAL_MAX_PPM);
+			power = law_min64(i_ppm * v_ppm / LAW_PPM, LAW_SIGNAL_MAX_PPM);
+		}
 		if (power > norm || !best_dt) {
 			norm = power;
 			best_dt = dt_ns;

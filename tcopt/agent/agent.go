@@ -200,17 +200,32 @@ func (a *Agent) Start(cmd *exec.Cmd) error {
 // Stats reads the agent's counters.
 func (a *Agent) Stats() (Stats, error) { return readStats(a.objs.CclabIntStats) }
 
+// echoSock is the echo map's value, struct int_echo_sock of int_echo.h:
+// the echo, then the congestion control's area (not the agent's).
+type echoSock struct {
+	Echo Echo
+	CC   [echoCCBytes]byte
+}
+
+// echoCCBytes is INT_ECHO_CC_BYTES of int_echo.h.
+const echoCCBytes = 192
+
 // Echo reads the newest echo of a socket (a TCP socket's fd in this
-// process); ok=false when none has arrived.
+// process); ok=false when none has arrived. An INT law creates the
+// storage at its init (its data lives there), before any echo: count 0.
 func (a *Agent) Echo(fd int) (e Echo, ok bool, err error) {
-	err = a.objs.CclabIntEcho.Lookup(int32(fd), &e)
+	var v echoSock
+	err = a.objs.CclabIntEcho.Lookup(int32(fd), &v)
 	if errors.Is(err, ebpf.ErrKeyNotExist) {
 		return Echo{}, false, nil
 	}
 	if err != nil {
 		return Echo{}, false, fmt.Errorf("read INT echo of fd %d: %w", fd, err)
 	}
-	return e, true, nil
+	if v.Echo.Count == 0 {
+		return Echo{}, false, nil
+	}
+	return v.Echo, true, nil
 }
 
 // EchoMap is the shared echo map (for readers in this process).

@@ -31,7 +31,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct int_echo);
+	__type(value, struct int_echo_sock);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } INT_ECHO_MAP_NAME SEC(".maps");
 
@@ -226,13 +226,15 @@ static __always_inline void parse_echo(struct bpf_sock_ops *skops,
 				       struct bpf_sock *sk, const __u8 *buf,
 				       __u32 hops)
 {
+	struct int_echo_sock *es;
 	struct int_echo *e;
 	__u32 i, n = 0;
 
-	e = bpf_sk_storage_get(&INT_ECHO_MAP_NAME, sk, 0,
-			       BPF_SK_STORAGE_GET_F_CREATE);
-	if (!e)
+	es = bpf_sk_storage_get(&INT_ECHO_MAP_NAME, sk, 0,
+				BPF_SK_STORAGE_GET_F_CREATE);
+	if (!es)
 		return;
+	e = &es->echo;	/* es->cc is the congestion control's */
 	for (i = 0; i < INT_MAX_HOPS; i++) {
 		if (i >= hops)
 			break;
