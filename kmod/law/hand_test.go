@@ -103,6 +103,31 @@ func TestHandThetaPowerTCP(t *testing.T) {
 	}
 }
 
+// theta-PowerTCP as the reproduction suite's star runs it: tau = 300 us,
+// HostBw = 100 Mbit/s = 12.5e6 B/s, so cwnd_init = HostBw*tau = 3750 B and
+// beta = 3750 / N(100) = 37 B. Row 1 (RTT 10 ms) is the first sample: hold.
+// Row 2, dt = 2.7 ms, RTT 300 us: theta_dot + 1 = (300 - 10000 + 2700) /
+// 2700 < 0, floored at 0, so normPower = 0; dt >= tau, so the smoothed
+// power is that sample alone: 0. snd_una (2896) has reached lastUpdated
+// (0): updateWindow divides by the power floor 0.01:
+// cwnd = 0.9 * (3750 / 0.01 + 37) + 0.1 * 3750 = 337533.3 + 375 = 337908
+// (90 times HostBw*tau) under the 16 MiB default cap; with
+// max_cwnd_bytes=0 (the line-rate window, as PowerTCP's default) 3750.
+// Pacing min(cwnd / tau, HostBw) = 12.5e6 B/s either way.
+func TestHandThetaPowerTCPFloorSample(t *testing.T) {
+	kv := []string{"base_rtt_ns=300000", "host_bw_mbps=100"}
+	res := replayFile(t, ThetaPowerTCP, "theta_floor.csv", kv...)
+	wantStep(t, res.Steps[1], 3750, 1000000, TrHold)
+	wantStep(t, res.Steps[2], 337908, 0, TrIncrease)
+	res = replayFile(t, ThetaPowerTCP, "theta_floor.csv", append(kv, "max_cwnd_bytes=0")...)
+	wantStep(t, res.Steps[2], 3750, 0, TrClampMax)
+	for _, s := range res.Steps {
+		if s.PacingRate != 12500000 {
+			t.Errorf("line %d: pacing %d B/s, want 12500000", s.Line, s.PacingRate)
+		}
+	}
+}
+
 // HPCC, T = 50 us, two hops, row 2 is 10 us after row 1:
 //
 //	hop 1, 1 Gbit/s: B*T = 6250 B, min(qlen) = min(3000, 2500) = 2500,

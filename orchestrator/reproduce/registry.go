@@ -88,6 +88,13 @@ func lawNeed(law, name string, rttNs int, extra ...string) Need {
 		// propagation: the whole base RTT is the base target.
 		s = append(s, "base_target_ns="+strconv.Itoa(rttNs), "per_hop_ns=0")
 	}
+	if law == "theta_powertcp" {
+		// The line-rate window HostBw * tau, as PowerTCP's default and
+		// the paper's implementation (kmod/law/README.md): theta's own
+		// default (16 MiB) lets one RTT drop of a single ACK (power at
+		// its floor) multiply the window up to megabytes.
+		s = append(s, "max_cwnd_bytes=0")
+	}
 	return Need{Name: name, Law: law, Settings: append(s, extra...)}
 }
 

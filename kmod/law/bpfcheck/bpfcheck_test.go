@@ -85,7 +85,7 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 	var runs []run
 	files := map[law.Law][]string{
 		law.PowerTCP:      {"powertcp_unit_power.csv", "powertcp_queue.csv"},
-		law.ThetaPowerTCP: {"theta_rtt.csv"},
+		law.ThetaPowerTCP: {"theta_rtt.csv", "theta_floor.csv"},
 		law.HPCC:          {"hpcc_2hop.csv"},
 		law.Swift:         {"swift_delay.csv"},
 		law.DCTCP:         {"dctcp_marks.csv"},
@@ -98,7 +98,7 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	variants := map[law.Law][][]string{
 		law.PowerTCP:      {nil, {"max_cwnd_bytes=100000", "gamma_ppm=500000"}},
-		law.ThetaPowerTCP: {nil},
+		law.ThetaPowerTCP: {nil, {"base_rtt_ns=300000", "host_bw_mbps=100", "max_cwnd_bytes=0"}},
 		law.HPCC:          {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"max_stage=0", "vai_enable=1"}},
 		law.Swift:         {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"min_cwnd_bytes=100", "ai_bytes=100"}},
 		law.DCTCP:         {nil, {"g_shift=0"}},
