@@ -30,8 +30,10 @@ build: generate
 	$(GO) build -o $(BIN) ./cmd/cclab
 
 # The default experiment, then its report. The fixed run id replaces the
-# previous default run's directory.
+# previous default run's directory (cclab itself refuses to overwrite a
+# finished run).
 run: bootstrap build
+	rm -rf results/default
 	$(BIN) run experiments/default.yaml --out results --run default
 	$(BIN) analyze results/default
 
