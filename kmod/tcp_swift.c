@@ -12,7 +12,7 @@
 #include "vai_params.h"
 
 CCLAB_PARAM(base_rtt_ns, base_rtt_ns, "base RTT in ns (initial window HostBw*base_rtt) [1000, 1e9] (50000)");
-CCLAB_PARAM(base_target_ns, base_target_ns, "base target delay in ns (5000)");
+CCLAB_PARAM(base_target_ns, base_target_ns, "base target delay in ns, above the base RTT [1000, 1e9] (55000)");
 CCLAB_PARAM(per_hop_ns, per_hop_ns, "topology-based scaling: target added per hop, ns (2000)");
 CCLAB_PARAM(fs_range_ns, fs_range_ns, "flow-based scaling range in ns, 0 = off (25000)");
 CCLAB_PARAM(fs_min_cwnd_mppm, fs_min_cwnd_mppm, "flow-based scaling: window of full range, segments*1e6 (100000)");
