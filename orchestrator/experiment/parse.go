@@ -107,6 +107,13 @@ func (sw *Switch) UnmarshalYAML(n *yaml.Node) error {
 	return decodeStrict(n, (*plain)(sw))
 }
 
+// UnmarshalYAML decodes strictly and remembers the line.
+func (em *Emulation) UnmarshalYAML(n *yaml.Node) error {
+	type plain Emulation
+	em.Line = n.Line
+	return decodeStrict(n, (*plain)(em))
+}
+
 // UnmarshalYAML decodes strictly.
 func (c *Capture) UnmarshalYAML(n *yaml.Node) error {
 	type plain Capture
@@ -193,6 +200,11 @@ func (e *Experiment) validate() error {
 	}
 	if err := e.Switch.validate(&e.Hosts); err != nil {
 		return err
+	}
+	switch e.Emulation.DelayEngine {
+	case "", "auto", "netem", "line":
+	default:
+		return errAt(e.Emulation.Line, "emulation delay_engine %q: use auto, netem or line", e.Emulation.DelayEngine)
 	}
 	if e.Capture.Snaplen == 0 {
 		e.Capture.Snaplen = DefaultSnaplen

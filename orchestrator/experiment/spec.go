@@ -26,7 +26,9 @@ type Experiment struct {
 	// parameters (or checks that they are registered with them).
 	Laws     map[string]string `yaml:"laws" json:"laws,omitempty"`
 	LawsLine int               `yaml:"-" json:"-"`
-	Workload []Entry           `yaml:"workload" json:"workload"`
+	// Emulation says how the fabric is emulated and judged.
+	Emulation Emulation `yaml:"emulation" json:"emulation"`
+	Workload  []Entry   `yaml:"workload" json:"workload"`
 
 	// File is the path the experiment was read from; TopologyPath the
 	// topology file resolved against it.
@@ -43,6 +45,22 @@ type Hosts struct {
 	TSO           *bool      `yaml:"tso" json:"tso"`
 	GRO           *bool      `yaml:"gro" json:"gro"`
 	GSOMaxSize    units.Size `yaml:"gso_max_size" json:"gso_max_size"`
+}
+
+// Emulation configures the fabric's emulation (docs/fidelity.md).
+type Emulation struct {
+	// DelayEngine holds the links' propagation delay: auto (netem where
+	// the kernel has it, else cclab's line), netem or line.
+	DelayEngine string `yaml:"delay_engine" json:"delay_engine"`
+	// Calibrate measures every class of path before each variant and
+	// derives the laws' time constants from it (default true).
+	Calibrate *bool `yaml:"calibrate" json:"calibrate"`
+	// Steer hands every namespace's packet processing (RPS) to the CPUs
+	// other than the delay line's (default true when a line runs).
+	Steer *bool `yaml:"steer" json:"steer"`
+	// Strict fails the run when a variant's fidelity verdict is degraded.
+	Strict bool `yaml:"strict" json:"strict"`
+	Line   int  `yaml:"-" json:"-"`
 }
 
 // Capture says whether and how host ports are captured.

@@ -9,7 +9,7 @@ import (
 )
 
 // cpuTimes are the jiffies of one /proc/stat cpu line.
-type cpuTimes struct{ busy, total uint64 }
+type cpuTimes struct{ busy, softirq, total uint64 }
 
 // readCPU returns the aggregate line and one entry per CPU.
 func readCPU() (all cpuTimes, per []cpuTimes, err error) {
@@ -38,6 +38,9 @@ func readCPU() (all cpuTimes, per []cpuTimes, err error) {
 			if i != 3 && i != 4 { // idle, iowait
 				t.busy += v
 			}
+			if i == 6 {
+				t.softirq += v
+			}
 		}
 		if fields[0] == "cpu" {
 			all = t
@@ -55,6 +58,15 @@ func frac(a, b cpuTimes) float64 {
 	return float64(b.busy-a.busy) / float64(b.total-a.total)
 }
 
+// softFrac is the share of all CPU time spent in softirq (packet
+// processing, mostly) between a and b.
+func softFrac(a, b cpuTimes) float64 {
+	if b.total <= a.total {
+		return 0
+	}
+	return float64(b.softirq-a.softirq) / float64(b.total-a.total)
+}
+
 // CPU summarises CPU use over the sampling windows.
 type CPU struct {
 	CPUs int `json:"cpus"`
@@ -62,10 +74,16 @@ type CPU struct {
 	MeanBusy float64 `json:"mean_busy"`
 	// MaxBusy is the busiest window's share of all CPUs.
 	MaxBusy float64 `json:"max_busy"`
-	// SaturatedShare is the share of windows where all CPUs together were
-	// at least 95 % busy: the emulation may have been CPU-bound then.
+	// SaturatedShare is the share of windows where the CPUs that process
+	// packets (PacketCPUs, all when empty) were at least 95 % busy
+	// together: the emulation may have been CPU-bound then.
 	SaturatedShare float64 `json:"saturated_share"`
+	PacketCPUs     []int   `json:"packet_cpus,omitempty"`
 	// MaxOneCPU is the busiest single CPU in any window.
 	MaxOneCPU float64 `json:"max_one_cpu"`
-	Windows   int     `json:"windows"`
+	// Softirq is the share of all CPU time spent in softirq, over the
+	// run and in its busiest window: the kernel's packet processing.
+	Softirq    float64 `json:"softirq_share"`
+	MaxSoftirq float64 `json:"max_softirq_share"`
+	Windows    int     `json:"windows"`
 }

@@ -28,7 +28,7 @@ func TestPingPongAndSampler(t *testing.T) {
 	s := StartSampler([]LinkEnd{
 		{Node: "a", Netns: a.Netns, Iface: ia, ConfigBps: 100e6},
 		{Node: "b", Netns: b.Netns, Iface: ib, ConfigBps: 100e6},
-	}, 50*time.Millisecond)
+	}, SamplerOptions{Interval: 50 * time.Millisecond, Namespaces: []string{a.Netns, b.Netns}})
 	res, err := flows.Run(context.Background(), []flows.Spec{{Src: "a", Dst: "b", Stop: 400 * time.Millisecond}},
 		flows.Options{Hosts: map[string]flows.Host{"a": a, "b": b}})
 	if err != nil || !res[0].OK() {

@@ -33,12 +33,17 @@ type LinkRate struct {
 	TxBytes   uint64  `json:"tx_bytes"`
 }
 
-// txBytes reads the transmitted bytes of every interface of a namespace
-// from /proc/thread-self/net/dev, which shows the calling thread's
-// namespace.
-func txBytes(netns string) (map[string]uint64, error) {
-	out := map[string]uint64{}
+// devCounter is one interface's line of /proc/net/dev.
+type devCounter struct{ txBytes, rxDrop, txDrop uint64 }
+
+// devCounters reads every interface's counters of a namespace from
+// /proc/thread-self/net/dev, which shows the calling thread's namespace,
+// and the time it read them.
+func devCounters(netns string) (map[string]devCounter, time.Time, error) {
+	out := map[string]devCounter{}
+	var at time.Time
 	err := nsexec.Do(netns, func() error {
+		defer func() { at = time.Now() }()
 		f, err := os.Open("/proc/thread-self/net/dev")
 		if err != nil {
 			return err
@@ -51,19 +56,22 @@ func txBytes(netns string) (map[string]uint64, error) {
 				continue
 			}
 			f := strings.Fields(rest)
-			if len(f) < 9 {
+			if len(f) < 12 {
 				continue
 			}
-			v, err := strconv.ParseUint(f[8], 10, 64) // tx bytes
-			if err != nil {
-				return fmt.Errorf("parse %q: %w", sc.Text(), err)
+			// rx: bytes packets errs drop ...; tx from field 8: bytes packets errs drop
+			var v [3]uint64
+			for i, col := range []int{8, 3, 11} {
+				if v[i], err = strconv.ParseUint(f[col], 10, 64); err != nil {
+					return fmt.Errorf("parse %q: %w", sc.Text(), err)
+				}
 			}
-			out[strings.TrimSpace(name)] = v
+			out[strings.TrimSpace(name)] = devCounter{txBytes: v[0], rxDrop: v[1], txDrop: v[2]}
 		}
 		return sc.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("link counters of %s: %w", netns, err)
+		return nil, at, fmt.Errorf("link counters of %s: %w", netns, err)
 	}
-	return out, nil
+	return out, at, nil
 }

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -8,9 +9,15 @@ import (
 
 // Report is the emulation health of a run.
 type Report struct {
-	RTT   *RTT       `json:"rtt_noise_floor,omitempty"`
-	CPU   CPU        `json:"cpu"`
-	Links []LinkRate `json:"loaded_links"` // egresses that reached half their rate in some window
+	RTT *RTT `json:"rtt_noise_floor,omitempty"`
+	CPU CPU  `json:"cpu"`
+	// Softnet is what the CPUs' packet backlogs lost or cut short.
+	Softnet Softnet `json:"softnet"`
+	// Drops are the interfaces that dropped packets outside any qdisc
+	// (a full veth peer backlog, for one): loss no configured buffer
+	// explains.
+	Drops []IfaceDrops `json:"iface_drops,omitempty"`
+	Links []LinkRate   `json:"loaded_links"` // egresses that reached half their rate in some window
 	// LoadedThreshold is the share of its configured rate at which a link
 	// counts as loaded.
 	LoadedThreshold float64  `json:"loaded_threshold"`
@@ -20,8 +27,10 @@ type Report struct {
 
 // A Sampler samples CPU and link counters at a fixed interval until Stop.
 type Sampler struct {
-	interval time.Duration
+	opt      SamplerOptions
 	ends     []*LinkEnd
+	softnet0 Softnet
+	drops0   map[string]uint64
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
@@ -36,10 +45,23 @@ type Sampler struct {
 	errs       []string
 }
 
-// StartSampler samples every interval (100 ms is a good window: long
-// enough for the counters to move, short enough to see a burst).
-func StartSampler(ends []LinkEnd, interval time.Duration) *Sampler {
-	s := &Sampler{interval: interval, stop: make(chan struct{}), peak: map[*LinkEnd]uint64{}, startTx: map[*LinkEnd]uint64{}}
+// SamplerOptions configure a Sampler.
+type SamplerOptions struct {
+	// Interval between samples (100 ms is a good window: long enough for
+	// the counters to move, short enough to see a burst).
+	Interval time.Duration
+	// Namespaces whose interfaces' drop counters are compared at Stop.
+	Namespaces []string
+	// PacketCPUs are the CPUs that process packets (nil: all); a window
+	// counts as saturated when they are at least 95 % busy together.
+	PacketCPUs []int
+}
+
+// StartSampler samples links and CPUs until Stop.
+func StartSampler(ends []LinkEnd, opt SamplerOptions) *Sampler {
+	s := &Sampler{opt: opt, stop: make(chan struct{}), peak: map[*LinkEnd]uint64{}, startTx: map[*LinkEnd]uint64{}}
+	s.softnet0, _ = readSoftnet()
+	s.drops0, _ = ifaceDrops(opt.Namespaces)
 	for i := range ends {
 		s.ends = append(s.ends, &ends[i])
 	}
@@ -61,8 +83,7 @@ func (s *Sampler) byNetns() map[string][]*LinkEnd {
 // busy machine.
 func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 	for ns, ends := range groups {
-		tx, err := txBytes(ns)
-		at := time.Now()
+		tx, at, err := devCounters(ns)
 		if err != nil {
 			if len(s.errs) < 10 {
 				s.errs = append(s.errs, err.Error())
@@ -70,13 +91,16 @@ func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 			continue
 		}
 		for _, e := range ends {
-			v, ok := tx[e.Iface]
+			c, ok := tx[e.Iface]
 			if !ok {
 				continue
 			}
+			v := c.txBytes
 			if !e.sawCounter {
 				s.startTx[e] = v
-			} else if dt := at.Sub(e.lastAt); dt >= s.interval/2 && v >= e.lastTx {
+			} else if dt := at.Sub(e.lastAt); dt >= s.opt.Interval*8/10 && v >= e.lastTx {
+				// Shorter windows are a late previous read, not a
+				// faster link: they would overstate the rate.
 				bps := uint64(float64(v-e.lastTx) * 8 / dt.Seconds())
 				s.peak[e] = max(s.peak[e], bps)
 			}
@@ -93,7 +117,7 @@ func (s *Sampler) loop() {
 	s.cpu.CPUs = len(per)
 	s.began = time.Now()
 	s.sampleLinks(groups)
-	t := time.NewTicker(s.interval)
+	t := time.NewTicker(s.opt.Interval)
 	defer t.Stop()
 	for {
 		select {
@@ -102,6 +126,7 @@ func (s *Sampler) loop() {
 			s.sampleLinks(groups)
 			if a, _, err := readCPU(); err == nil {
 				s.cpu.MeanBusy = frac(s.first, a)
+				s.cpu.Softirq = softFrac(s.first, a)
 			}
 			return
 		case <-t.C:
@@ -109,7 +134,8 @@ func (s *Sampler) loop() {
 			if err == nil {
 				f := frac(s.cur, a)
 				s.cpu.MaxBusy = max(s.cpu.MaxBusy, f)
-				if f >= 0.95 {
+				s.cpu.MaxSoftirq = max(s.cpu.MaxSoftirq, softFrac(s.cur, a))
+				if pf := s.packetBusy(per, p); pf >= 0.95 {
 					s.cpu.SaturatedShare++
 				}
 				for i := range min(len(p), len(per)) {
@@ -123,12 +149,37 @@ func (s *Sampler) loop() {
 	}
 }
 
+// packetBusy is the busy share of the packet CPUs together between two
+// per-CPU readings.
+func (s *Sampler) packetBusy(a, b []cpuTimes) float64 {
+	var sa, sb cpuTimes
+	for i := range min(len(a), len(b)) {
+		if s.opt.PacketCPUs != nil && !slices.Contains(s.opt.PacketCPUs, i) {
+			continue
+		}
+		sa.busy, sa.total = sa.busy+a[i].busy, sa.total+a[i].total
+		sb.busy, sb.total = sb.busy+b[i].busy, sb.total+b[i].total
+	}
+	return frac(sa, sb)
+}
+
 // Stop ends sampling and reports; links count as loaded when some window
 // reached half their configured rate.
 func (s *Sampler) Stop() Report {
 	close(s.stop)
 	s.wg.Wait()
-	r := Report{CPU: s.cpu, LoadedThreshold: 0.5, Interval: int64(s.interval), Errors: s.errs}
+	r := Report{CPU: s.cpu, LoadedThreshold: 0.5, Interval: int64(s.opt.Interval), Errors: s.errs}
+	r.CPU.PacketCPUs = s.opt.PacketCPUs
+	if sn, err := readSoftnet(); err == nil {
+		r.Softnet = sn.sub(s.softnet0)
+	} else {
+		r.Errors = append(r.Errors, err.Error())
+	}
+	if d1, err := ifaceDrops(s.opt.Namespaces); err == nil {
+		r.Drops = dropsSince(s.drops0, d1)
+	} else {
+		r.Errors = append(r.Errors, err.Error())
+	}
 	if r.CPU.Windows > 0 {
 		r.CPU.SaturatedShare /= float64(r.CPU.Windows)
 	}

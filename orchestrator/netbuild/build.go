@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"cclab/orchestrator/delay"
 	"cclab/orchestrator/topology"
 )
 
@@ -74,6 +75,13 @@ func build(ctx context.Context, n *Network) error {
 		return err
 	}
 	n.Timing.Configure = time.Since(t)
+
+	t = time.Now()
+	err = delay.Plumb(ctx, n.Delay, delay.Options{Netns: n.Netns, PinDir: n.ID.BPFDir(), Engine: n.DelayEngine})
+	if err != nil {
+		return err
+	}
+	n.Timing.Delay = time.Since(t)
 	return nil
 }
 

@@ -46,7 +46,6 @@ func check(id runid.ID, p *topology.Plan, opt Options) error {
 		}
 	}
 	ifaces := map[string]bool{}
-	delayed := ""
 	for _, e := range p.Egress() {
 		if !seen[e.Node] {
 			return fmt.Errorf("build: link end on unknown node %q", e.Node)
@@ -63,14 +62,6 @@ func check(id runid.ID, p *topology.Plan, opt Options) error {
 		}
 		if e.Rate == 0 {
 			return fmt.Errorf("build: no rate on %s %s", e.Node, e.Iface)
-		}
-		if e.Delay > 0 && delayed == "" {
-			delayed = fmt.Sprintf("link %s-%s has delay %v", e.Node, e.PeerNode, e.Delay)
-		}
-	}
-	if delayed != "" {
-		if err := probeNetem(); err != nil {
-			return fmt.Errorf("build: %s, but this kernel cannot emulate delay (%v): set delay 0, or run on a kernel with sch_netem (the cclab VM)", delayed, err)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/delay"
 	"cclab/orchestrator/topology"
 )
 
@@ -32,6 +33,10 @@ type Options struct {
 	// Workers is how many namespaces are configured at once; 0 picks a
 	// default for the machine.
 	Workers int
+	// DelayEngine holds packets for the links' propagation delay
+	// (orchestrator/delay): netem or cclab's line; "" picks netem where
+	// the kernel has it.
+	DelayEngine delay.Engine `json:"delay_engine,omitempty"`
 }
 
 // DefaultOptions is the kernel's own behaviour with the CC pinned: TCP
@@ -59,6 +64,12 @@ type Network struct {
 	Plan    *topology.Plan
 	Options Options
 	Timing  Timing
+	// Delay is where the links' propagation delay sits, and Engine what
+	// holds it (netem or line; "" when nothing is delayed). With the
+	// line, packets wait in their sinks until a line serves them
+	// (ServeDelay).
+	Delay       *delay.Placement
+	DelayEngine delay.Engine
 }
 
 // Timing says how long each phase of Up took.
@@ -67,6 +78,7 @@ type Timing struct {
 	Namespaces time.Duration `json:"namespaces_ns"`
 	Links      time.Duration `json:"links_ns"`
 	Configure  time.Duration `json:"configure_ns"` // addresses, qdiscs, offloads, routes
+	Delay      time.Duration `json:"delay_ns"`     // sinks and programs of the propagation delay
 	Total      time.Duration `json:"total_ns"`
 }
 
@@ -84,6 +96,16 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 		return nil, err
 	}
 	n := &Network{ID: id, Plan: p, Options: opt}
+	pl, err := delay.Place(p)
+	if err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	if !pl.Empty() {
+		if n.DelayEngine, err = opt.DelayEngine.Resolve(); err != nil {
+			return nil, fmt.Errorf("build: %w", err)
+		}
+		n.Delay = pl
+	}
 	if _, err := cleanup.Clean(ctx, id); err != nil {
 		return nil, fmt.Errorf("clean leftovers of run %s: %w", id, err)
 	}
@@ -107,6 +129,25 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 		return nil, err
 	}
 	return n, nil
+}
+
+// ServeDelay starts the delay line of a network built with the line
+// engine; nil when it needs none (no delay, or netem holds it).
+func (n *Network) ServeDelay(ctx context.Context, opt delay.ServeOptions) (*delay.Server, error) {
+	if n.DelayEngine != delay.EngineLine {
+		return nil, nil
+	}
+	opt.Netns = n.Netns
+	return delay.Serve(ctx, n.Delay, opt)
+}
+
+// Namespaces lists the run's namespaces, in plan order.
+func (n *Network) Namespaces() []string {
+	out := make([]string, len(n.Plan.Nodes))
+	for i, nd := range n.Plan.Nodes {
+		out[i] = n.Netns(nd.Name)
+	}
+	return out
 }
 
 // Netns returns the namespace name of a node.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"cclab/internal/nsexec"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/delay"
 	"cclab/orchestrator/topology"
 )
 
@@ -136,40 +138,93 @@ func TestUpFailureLeavesNothing(t *testing.T) {
 	}
 }
 
-// Delay needs sch_netem. Without it (this kernel) Up refuses before
-// creating anything; with it the netem qdisc is there.
+// Delay sits before each host-facing switch port (orchestrator/delay):
+// every such port gets a sink veth pair, its egress the take program, and
+// its qdiscs stay HTB + bfifo (a port's queue holds only queue). netem is
+// the engine where the kernel has it, cclab's line otherwise; asking for
+// netem without it, or for delays ECMP cannot honour, creates nothing.
 func TestDelay(t *testing.T) {
 	p := plan(t, "name: d\nkind: line\nline: {switches: 1}\nlinks:\n  default: {rate: 100Mbit, buffer: 64KB, delay: 10us}\n")
 	id := runid.New()
 	t.Cleanup(func() { cleanup.Clean(context.Background(), id) })
 	n, err := Up(context.Background(), id, p, DefaultOptions())
-	if probeNetem() != nil {
-		if err == nil || !strings.Contains(err.Error(), "delay") || !strings.Contains(err.Error(), "sch_netem") {
-			t.Fatalf("delay on a kernel without netem: %v", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := delay.EngineLine
+	if delay.HasNetem() {
+		want = delay.EngineNetem
+	}
+	if n.DelayEngine != want || n.Delay.Empty() || len(n.Delay.Ports) != 2 {
+		t.Fatalf("engine %q, placement %+v; want %q on 2 ports", n.DelayEngine, n.Delay, want)
+	}
+	err = nsexec.Do(n.Netns("s0"), func() error {
+		for _, name := range []string{"dl0", "dl0p", "dl1", "dl1p"} {
+			if _, err := netlink.LinkByName(name); err != nil {
+				return fmt.Errorf("sink %s: %w", name, err)
+			}
 		}
-		if l := leftovers(id); len(l) != 0 {
+		for _, port := range []string{"h0", "h1"} {
+			l, err := netlink.LinkByName(port)
+			if err != nil {
+				return err
+			}
+			qs, err := netlink.QdiscList(l)
+			if err != nil {
+				return err
+			}
+			for _, q := range qs {
+				if q.Type() == "netem" {
+					return fmt.Errorf("port %s has a netem qdisc: its queue would count bytes on the wire", port)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pins, _ := filepath.Glob(filepath.Join(id.BPFDir(), "delay", "*")); len(pins) == 0 {
+		// Classic filters instead of tcx links (kernels before 6.6).
+		t.Logf("no pinned tcx links: classic filters")
+	}
+	if err := n.Down(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if l := leftovers(id); len(l) != 0 {
+		t.Fatalf("left behind: %v", l)
+	}
+
+	if !delay.HasNetem() {
+		opt := DefaultOptions()
+		opt.DelayEngine = delay.EngineNetem
+		id2 := runid.New()
+		_, err := Up(context.Background(), id2, p, opt)
+		if err == nil || !strings.Contains(err.Error(), "sch_netem") {
+			t.Fatalf("netem on a kernel without it: %v", err)
+		}
+		if l := leftovers(id2); len(l) != 0 {
 			t.Fatalf("refused Up left %v", l)
 		}
-		t.Logf("refused as expected: %v", err)
-	} else {
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		nsexec.Do(n.Netns("s0"), func() error {
-			qs, _ := netlink.QdiscList(nil)
-			for _, q := range qs {
-				found = found || q.Type() == "netem"
-			}
-			return nil
-		})
-		if !found {
-			t.Fatal("no netem qdisc on a delayed link")
-		}
 	}
-	// Delay 0 builds.
+
+	// A leaf-spine whose two spines differ in delay: ECMP may take either
+	// path, so one delay per path cannot be placed.
+	p = plan(t, "name: d\nkind: leafspine\nleafspine: {leaves: 2, spines: 2, hosts_per_leaf: 1}\nlinks:\n  host: {rate: 100Mbit, buffer: 64KB}\n  leaf_spine: {rate: 100Mbit, buffer: 64KB, delay: 10us}\n")
+	p.Links[len(p.Links)-1].Delay = 0
+	id3 := runid.New()
+	if _, err := Up(context.Background(), id3, p, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "differ in delay") {
+		t.Fatalf("unequal ECMP delays: %v", err)
+	}
+	if l := leftovers(id3); len(l) != 0 {
+		t.Fatalf("refused Up left %v", l)
+	}
+
+	// Delay 0 builds nothing of the delay's.
 	p = plan(t, "name: d\nkind: line\nline: {switches: 1}\nlinks:\n  default: {rate: 100Mbit, buffer: 64KB, delay: 0}\n")
-	up(t, p, DefaultOptions())
+	if n := up(t, p, DefaultOptions()); !n.Delay.Empty() || n.DelayEngine != "" {
+		t.Fatalf("delay 0: placement %+v engine %q", n.Delay, n.DelayEngine)
+	}
 }
 
 // listenAll opens a TCP listener on every host that accepts and reports

@@ -12,8 +12,9 @@ import (
 )
 
 // Qdisc handles of every port: HTB root 1:, its one class 1:1 (the link
-// rate), the byte FIFO 10: under it (the buffer). With a delay, netem 10:
-// sits under the class and the FIFO 20: under netem.
+// rate), the byte FIFO 10: under it (the buffer). Propagation delay is not
+// a port's qdisc: it is added before the last switch port of each path
+// (orchestrator/delay), so that a port's queue holds only its queue.
 var (
 	HTBHandle   = netlink.MakeHandle(1, 0)
 	ClassHandle = netlink.MakeHandle(1, 1)
@@ -40,17 +41,7 @@ func shape(n *nsNode, idx int, e topology.EgressPort) error {
 	if err := n.h.ClassAdd(cls); err != nil {
 		return fmt.Errorf("htb class on %s %s: %w", e.Node, e.Iface, err)
 	}
-	parent := ClassHandle
-	if e.Delay > 0 {
-		nm := netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: idx, Handle: QueueHandle, Parent: ClassHandle},
-			netlink.NetemQdiscAttrs{Latency: uint32(e.Delay.D().Microseconds()), Limit: 1 << 20})
-		if err := n.h.QdiscAdd(nm); err != nil {
-			return fmt.Errorf("netem on %s %s: %w", e.Node, e.Iface, err)
-		}
-		parent = QueueHandle
-		return addBfifo(n, idx, parent, netlink.MakeHandle(0x20, 0), uint32(e.Buffer), e)
-	}
-	return addBfifo(n, idx, parent, QueueHandle, uint32(e.Buffer), e)
+	return addBfifo(n, idx, ClassHandle, QueueHandle, uint32(e.Buffer), e)
 }
 
 // addBfifo adds a bfifo, which the netlink library has no type for:

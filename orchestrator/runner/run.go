@@ -6,13 +6,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
+	"cclab/orchestrator/delay"
+	"cclab/orchestrator/delay/line"
 	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
@@ -33,6 +38,11 @@ type Options struct {
 	// Laws says where cclab's eBPF laws are registered (zero: the real
 	// pin directory; tests register under names of their own).
 	Laws cclaws.Options
+	// Strict fails the run when a variant's fidelity verdict is degraded
+	// (as the experiment's emulation.strict does).
+	Strict bool
+	// Calibration overrides the calibration's sample counts (tests).
+	Calibration calibrate.Options
 }
 
 // Result is what a run produced.
@@ -70,33 +80,68 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	if err := removeStaleDir(res.Dir); err != nil {
 		return nil, err
 	}
-	if len(p.Laws) > 0 {
-		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, p.Exp.LawSettings())
-		replaced, err := cclaws.Reconcile(ctx, p.Laws, p.Exp.LawSettings(), opt.Laws)
-		if err != nil {
-			return nil, fmt.Errorf("register laws: %w", err)
-		}
-		if len(replaced) > 0 {
-			fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters\n", replaced)
-		}
-	}
+	laws := &lawState{}
+	var degraded []string
 	for _, v := range p.Variants {
 		dir := res.Dir
 		if len(p.Exp.Compare) > 0 {
 			dir = filepath.Join(res.Dir, v.CC)
 		}
-		s, err := runVariant(ctx, p, v, dir, opt)
+		s, err := runVariant(ctx, p, v, dir, opt, laws)
 		if err != nil {
 			return res, fmt.Errorf("run %s (%s): %w", opt.ID, v.CC, err)
 		}
 		res.Runs = append(res.Runs, s)
+		if s.Fidelity != fidelity.Faithful {
+			degraded = append(degraded, v.CC)
+		}
 	}
 	if len(p.Exp.Compare) > 0 {
 		if err := writeJSON(filepath.Join(res.Dir, "compare.json"), res); err != nil {
 			return res, err
 		}
 	}
+	if len(degraded) > 0 && (opt.Strict || p.Exp.Emulation.Strict) {
+		return res, fmt.Errorf("run %s: strict: the emulation was degraded for %s (run.json's fidelity says why)", opt.ID, strings.Join(degraded, ", "))
+	}
 	return res, nil
+}
+
+// lawState is what the variants of one run share: the laws are registered
+// once, with the parameters derived from the first calibration, so that
+// every variant's laws get the same ones.
+type lawState struct {
+	registered  bool
+	base        *calibrate.Result
+	baseVariant string
+	derived     *calibrate.Derived
+}
+
+// register registers the experiment's laws once, with its `laws:`
+// settings and what cal derives (unless the file pins it).
+func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *calibrate.Result, opt Options) error {
+	if ls.registered || len(p.Laws) == 0 {
+		return nil
+	}
+	settings := p.Exp.LawSettings()
+	if cal != nil {
+		d, err := calibrate.Derive(cal, p.Plan, p.Laws, p.Exp.Laws)
+		if err != nil {
+			return err
+		}
+		ls.base, ls.baseVariant, ls.derived = cal, v, d
+		settings = append(settings, d.Settings()...)
+	}
+	fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, settings)
+	replaced, err := cclaws.Reconcile(ctx, p.Laws, settings, opt.Laws)
+	if err != nil {
+		return fmt.Errorf("register laws: %w", err)
+	}
+	if len(replaced) > 0 {
+		fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters\n", replaced)
+	}
+	ls.registered = true
+	return nil
 }
 
 // HostOptions turns the experiment's host settings into build options.
@@ -116,12 +161,15 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 	return o
 }
 
-func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options) (sum Summary, err error) {
+func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options, laws *lawState) (sum Summary, err error) {
 	log := opt.Log
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]CCJSON{}, Extensions: map[string]any{}}
+	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
+		return sum, err
+	}
 	fr := framing(rj.Hosts.TCPTimestamps, p.Exp.Switch != nil && p.Exp.Switch.INT)
 	rj.Framing = FramingJSON{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
 	for _, f := range v.Flows {
@@ -132,17 +180,6 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sum, fmt.Errorf("run directory: %w", err)
 	}
-	laws, err := registeredLaws(opt.Laws)
-	if err != nil {
-		return sum, err
-	}
-	for name, c := range rj.CC {
-		if ps, ok := laws[name]; ok {
-			c.Params = ps.Map()
-			rj.CC[name] = c
-		}
-	}
-
 	fmt.Fprintf(log, "[%s] building %s (%d nodes, %d links)\n", v.CC, p.Plan.Name, len(p.Plan.Nodes), len(p.Plan.Links))
 	net, err := netbuild.Up(ctx, opt.ID, p.Plan, rj.Hosts)
 	if err != nil {
@@ -155,12 +192,53 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	}()
 	rj.BuildTiming = net.Timing
 
+	var steer []string
+	if experiment.On(p.Exp.Emulation.Steer, true) {
+		steer = net.Namespaces()
+	}
+	dl, err := net.ServeDelay(ctx, delay.ServeOptions{CPU: -1, Steer: steer})
+	if err != nil {
+		return sum, err
+	}
+	var lineStats *line.Stats
+	stopLine := func() {
+		if dl != nil && lineStats == nil {
+			st := dl.Stop()
+			lineStats = &st
+		}
+	}
+	defer stopLine()
+
 	hosts := map[string]flows.Host{}
 	var ports []capture.Port
 	for _, h := range p.Plan.Hosts() {
 		hosts[h.Name] = flows.Host{Netns: net.Netns(h.Name), Addr: h.Addr}
 		if port, _, ok := p.Plan.HostPort(h.Name); ok {
 			ports = append(ports, capture.Port{Host: h.Name, Netns: net.Netns(h.Name), Iface: port.Iface})
+		}
+	}
+
+	// Each class of path, idle and loaded; the first calibration gives
+	// the laws their time constants.
+	if experiment.On(p.Exp.Emulation.Calibrate, true) {
+		copt := opt.Calibration
+		copt.Hosts, copt.Log = hosts, prefixed{log, "[" + v.CC + "] "}
+		if rj.Calibration, err = calibrate.Run(ctx, p.Plan, copt); err != nil {
+			return sum, err
+		}
+	}
+	if err := laws.register(ctx, p, v.CC, rj.Calibration, opt); err != nil {
+		return sum, err
+	}
+	rj.Derived, rj.DerivedFrom = laws.derived, laws.baseVariant
+	regs, err := registeredLaws(opt.Laws)
+	if err != nil {
+		return sum, err
+	}
+	for name, c := range rj.CC {
+		if ps, ok := regs[name]; ok {
+			c.Params = ps.Map()
+			rj.CC[name] = c
 		}
 	}
 
@@ -179,8 +257,6 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 			return sum, err
 		}
 	}
-	sampler := health.StartSampler(linkEnds(p.Plan, net), 100*time.Millisecond)
-
 	zero := flows.Monotonic() + int64(20*time.Millisecond)
 	rj.ZeroNs = zero
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
@@ -188,7 +264,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if p.Exp.Switch != nil {
 		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, echoPinDir: opt.Laws.PinDir})
 	}
-	if _, isLaw := laws[v.CC]; p.Exp.Trace && isLaw {
+	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})
 	}
 	if opt.Extensions != nil {
@@ -199,7 +275,6 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	for _, x := range exts {
 		if err := x.Start(ctx, env); err != nil {
 			stopAll(ctx, started, &rj)
-			sampler.Stop()
 			if capt != nil {
 				capt.Stop()
 			}
@@ -214,6 +289,10 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		zero = now + int64(20*time.Millisecond)
 		rj.ZeroNs, env.ZeroNs = zero, zero
 	}
+	// Health covers the workload only, not the CPU that loading the
+	// extensions' BPF programs took.
+	sampler := health.StartSampler(linkEnds(p.Plan, net), health.SamplerOptions{
+		Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()})
 
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {
@@ -233,6 +312,13 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	stopAll(ctx, started, &rj)
 	rj.Health = sampler.Stop()
 	rj.Health.RTT = rtt
+	stopLine()
+	rj.Delay = delay.NewReport(net.Delay, net.DelayEngine, lineStats)
+	rj.Fidelity = fidelity.Judge(fidelity.Inputs{
+		Health: rj.Health, Engine: string(net.DelayEngine), Line: lineStats, MinDelay: time.Duration(rj.Delay.MinNs),
+		Calibration: rj.Calibration, Base: laws.base,
+	}, fidelity.DefaultLimits())
+	fmt.Fprintf(log, "[%s] fidelity: %s\n", v.CC, rj.Fidelity)
 	if capt != nil {
 		stats, cerr := capt.Stop()
 		if cerr != nil {
@@ -257,6 +343,8 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	sum = summarise(v.CC, dir, rs)
 	sum.CaptureDrops = rj.CaptureDrops
 	sum.CPUSaturated = rj.Health.CPU.SaturatedShare
+	sum.Fidelity = rj.Fidelity.Verdict
+	sum.FidelityReasons = rj.Fidelity.Reasons
 	if rtt != nil {
 		sum.RTTMedianNs = rtt.MedianNs
 	}
@@ -283,6 +371,19 @@ func stopAll(ctx context.Context, xs []Extension, rj *RunJSON) {
 			rj.Extensions[xs[i].Name()] = out
 		}
 	}
+}
+
+// prefixed writes each line with a prefix.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // linkEnds lists the egress of both ends of every link.

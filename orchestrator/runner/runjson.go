@@ -5,8 +5,11 @@ import (
 	"strings"
 
 	"cclab/analysis/ideal"
+	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
+	"cclab/orchestrator/delay"
 	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/topology"
@@ -31,13 +34,22 @@ type RunJSON struct {
 	Kernel        Kernel            `json:"kernel"`
 	Versions      map[string]string `json:"versions"`
 	Health        health.Report     `json:"health"`
-	Capture       []capture.Stats   `json:"capture"`
-	CaptureDrops  uint64            `json:"capture_drops"`
-	Flows         FlowCounts        `json:"flows"`
-	Workload      []workload.Flow   `json:"workload_flows"`
-	Extensions    map[string]any    `json:"extensions,omitempty"`
-	Errors        []string          `json:"errors,omitempty"`
-	Summary       Summary           `json:"summary"`
+	// Delay is where the propagation delay was and what held it.
+	Delay delay.Report `json:"delay"`
+	// Calibration is this variant's measurement of its paths; Derived
+	// the laws' parameters, from the calibration of variant DerivedFrom.
+	Calibration *calibrate.Result  `json:"calibration,omitempty"`
+	Derived     *calibrate.Derived `json:"derived_params,omitempty"`
+	DerivedFrom string             `json:"derived_from,omitempty"`
+	// Fidelity is the verdict on the emulation (docs/fidelity.md).
+	Fidelity     fidelity.Verdict `json:"fidelity"`
+	Capture      []capture.Stats  `json:"capture"`
+	CaptureDrops uint64           `json:"capture_drops"`
+	Flows        FlowCounts       `json:"flows"`
+	Workload     []workload.Flow  `json:"workload_flows"`
+	Extensions   map[string]any   `json:"extensions,omitempty"`
+	Errors       []string         `json:"errors,omitempty"`
+	Summary      Summary          `json:"summary"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.

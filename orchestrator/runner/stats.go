@@ -34,6 +34,10 @@ type Summary struct {
 	CaptureDrops uint64  `json:"capture_drops"`
 	CPUSaturated float64 `json:"cpu_saturated_share"`
 	RTTMedianNs  int64   `json:"rtt_floor_median_ns"`
+	// Fidelity is the verdict on the emulation: faithful or degraded, and
+	// why (docs/fidelity.md).
+	Fidelity        string   `json:"fidelity"`
+	FidelityReasons []string `json:"fidelity_reasons,omitempty"`
 	// Groups breaks FCTs down by workload entry.
 	Groups []GroupSummary `json:"groups"`
 }

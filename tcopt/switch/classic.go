@@ -13,11 +13,12 @@ import (
 )
 
 // The classic tc programs are cls_bpf filters (direct action) on a clsact
-// qdisc, at the first priority: tcx programs run before every classic
-// filter, and so do these before the others. They return TC_ACT_UNSPEC,
-// so the filters after them still run.
+// qdisc, at the second priority: tcx programs run before every classic
+// filter, and the delay's (orchestrator/delay) take a port's packets at
+// the first, before the switch counts them entering its queue. They
+// return TC_ACT_UNSPEC, so the filters after them still run.
 const (
-	classicPrio   = 1
+	classicPrio   = 2
 	classicHandle = 0xcc1a
 	classicName   = "cclab_int_switch"
 )

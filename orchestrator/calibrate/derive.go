@@ -1,0 +1,159 @@
+package calibrate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"cclab/orchestrator/topology"
+)
+
+// A Param is one law parameter the calibration (or the topology) gives,
+// and whether the experiment pinned it instead.
+type Param struct {
+	Law    string `json:"law"`
+	Name   string `json:"name"`
+	Value  int64  `json:"value"`
+	Rule   string `json:"rule"`             // how it was derived
+	Pinned string `json:"pinned,omitempty"` // the experiment's value, which wins
+}
+
+// Setting is the `cclab cc load` form of p: law.name=value.
+func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.FormatInt(p.Value, 10) }
+
+// Derived are the laws' parameters that come from the measured paths and
+// the topology, by the rule of docs/calibration.md:
+//
+//   - base RTT (PowerTCP's and theta-PowerTCP's tau, HPCC's T, Swift's
+//     line-rate start): the largest loaded floor of any class, rounded up
+//     to a microsecond; HPCC's T is "slightly above the largest base RTT"
+//     and the loaded floor already includes the CPU's share of the path.
+//   - Swift's target: its topology-based scaling through the loaded
+//     floors, target(switches) = base_target + switches * per_hop, with
+//     per_hop the floors' slope between the shortest and the longest
+//     class, and base_target their intercept plus a headroom of a quarter
+//     of the base RTT. That is the fast-convergence paper's setting in
+//     scaled units: in its 1 us-link fabric a path's RTT grows 2 us per
+//     switch (its per_hop) and its 5 us base target sits 3 us above the
+//     intercept, a quarter of the 12 us largest base RTT ("our target
+//     delay covers the network's serialization and propagation delay").
+//     Hops without INT: the longest class.
+//   - INT staleness (PowerTCP, HPCC): 20 base RTTs, within [1 ms, 30 ms]
+//     (30 ms stays under half the INT timestamp's wrap).
+//   - host bandwidth (every law): the hosts' link rate, when all hosts
+//     have the same.
+type Derived struct {
+	BaseRTTNs         int64   `json:"base_rtt_ns"`
+	SwiftBaseTargetNs int64   `json:"swift_base_target_ns"`
+	SwiftPerHopNs     int64   `json:"swift_per_hop_ns"`
+	SwiftHops         int     `json:"swift_hops"`
+	IntMaxAgeNs       int64   `json:"int_max_age_ns"`
+	HostBwMbps        int64   `json:"host_bw_mbps,omitempty"`
+	Params            []Param `json:"params"` // per law, with what the experiment pinned
+}
+
+// swiftHeadroomDiv: Swift's base target sits a quarter of the base RTT
+// above the loaded floors' intercept.
+const swiftHeadroomDiv = 4
+
+// lawParams lists which derived parameter each law has.
+var lawParams = map[string][]string{
+	"powertcp":       {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
+	"theta_powertcp": {"base_rtt_ns", "host_bw_mbps"},
+	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
+	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops"},
+}
+
+// Derive applies the rule to a calibration of plan. pinned holds the
+// experiment's law settings ("name" or "law.name" -> value); a pinned
+// parameter keeps the experiment's value and is recorded as such. laws
+// are the laws being registered.
+func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]string) (*Derived, error) {
+	if len(r.Classes) == 0 {
+		return nil, fmt.Errorf("derive: no path classes measured")
+	}
+	d := &Derived{}
+	lo, hi := r.Classes[0], r.Classes[0]
+	for _, c := range r.Classes {
+		d.BaseRTTNs = max(d.BaseRTTNs, c.FloorNs)
+		if c.Switches < lo.Switches {
+			lo = c
+		}
+		if c.Switches > hi.Switches {
+			hi = c
+		}
+	}
+	d.BaseRTTNs = roundUpUs(d.BaseRTTNs)
+	if hi.Switches > lo.Switches {
+		d.SwiftPerHopNs = max(0, (hi.FloorNs-lo.FloorNs)/int64(hi.Switches-lo.Switches))
+	}
+	d.SwiftBaseTargetNs = max(int64(time.Microsecond), roundUpUs(lo.FloorNs-int64(lo.Switches)*d.SwiftPerHopNs+d.BaseRTTNs/swiftHeadroomDiv))
+	d.SwiftHops = hi.Switches
+	d.IntMaxAgeNs = min(max(20*d.BaseRTTNs, int64(time.Millisecond)), int64(30*time.Millisecond))
+	d.HostBwMbps = hostMbps(plan)
+
+	values := map[string]struct {
+		v    int64
+		rule string
+	}{
+		"base_rtt_ns":    {d.BaseRTTNs, "largest loaded RTT floor of the path classes"},
+		"int_max_age_ns": {d.IntMaxAgeNs, "20 base RTTs within [1 ms, 30 ms]"},
+		"base_target_ns": {d.SwiftBaseTargetNs, "intercept of the loaded floors against switches + base RTT / 4"},
+		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the loaded floors against switches"},
+		"hops":           {int64(d.SwiftHops), "switches of the longest class"},
+		"host_bw_mbps":   {d.HostBwMbps, "the hosts' link rate (topology)"},
+	}
+	for _, law := range laws {
+		for _, name := range lawParams[law] {
+			v := values[name]
+			if name == "host_bw_mbps" && v.v == 0 {
+				continue // hosts at different rates: the law's default stands
+			}
+			p := Param{Law: law, Name: name, Value: v.v, Rule: v.rule}
+			if pv, ok := pinned[law+"."+name]; ok {
+				p.Pinned = pv
+			} else if pv, ok := pinned[name]; ok {
+				p.Pinned = pv
+			}
+			d.Params = append(d.Params, p)
+		}
+	}
+	return d, nil
+}
+
+// Settings are the derived parameters that are not pinned, as `cclab cc
+// load` settings, sorted.
+func (d *Derived) Settings() []string {
+	var out []string
+	for _, p := range d.Params {
+		if p.Pinned == "" {
+			out = append(out, p.Setting())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func roundUpUs(ns int64) int64 {
+	us := int64(time.Microsecond)
+	return (ns + us - 1) / us * us
+}
+
+// hostMbps is the rate of the hosts' links in whole Mbit/s, or 0 when
+// hosts differ.
+func hostMbps(plan *topology.Plan) int64 {
+	var rate int64
+	for _, h := range plan.Hosts() {
+		_, l, ok := plan.HostPort(h.Name)
+		if !ok {
+			continue
+		}
+		r := int64(l.Rate) / 1e6
+		if rate != 0 && r != rate {
+			return 0
+		}
+		rate = r
+	}
+	return rate
+}

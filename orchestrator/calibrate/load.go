@@ -1,0 +1,106 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/nsexec"
+	"cclab/orchestrator/flows"
+)
+
+// A load is one TCP flow paced below the path's bottleneck rate: it keeps
+// the CPUs as busy as a flow at that rate does, without a standing queue.
+type load struct {
+	conn     net.Conn
+	received chan int64
+	start    time.Time
+	wg       sync.WaitGroup
+}
+
+// startLoad starts a flow from src to dst paced at rate bytes per second
+// (SO_MAX_PACING_RATE: the kernel's own TCP pacing, without fq).
+func startLoad(ctx context.Context, src, dst flows.Host, port uint16, rate uint64) (*load, error) {
+	ln, err := flows.Listen(dst.Netns, dst.Addr, port)
+	if err != nil {
+		return nil, err
+	}
+	l := &load{received: make(chan int64, 1)}
+	accepted := make(chan error, 1)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer ln.Close()
+		ln.SetDeadline(time.Now().Add(10 * time.Second))
+		c, err := ln.Accept()
+		accepted <- err
+		if err != nil {
+			l.received <- 0
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c)
+		l.received <- n
+	}()
+	err = nsexec.Do(src.Netns, func() error {
+		d := net.Dialer{
+			Timeout:   5 * time.Second,
+			LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(src.Addr, 0)),
+			Control: func(_, _ string, rc syscall.RawConn) error {
+				var serr error
+				err := rc.Control(func(fd uintptr) {
+					serr = unix.SetsockoptUint64(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, rate)
+				})
+				if err != nil {
+					return err
+				}
+				return serr
+			},
+		}
+		var err error
+		l.conn, err = d.DialContext(ctx, "tcp4", netip.AddrPortFrom(dst.Addr, port).String())
+		return err
+	})
+	if err != nil {
+		ln.Close()
+		l.wg.Wait()
+		return nil, fmt.Errorf("calibration load %s -> %s: %w", src.Addr, dst.Addr, err)
+	}
+	if err := <-accepted; err != nil {
+		l.conn.Close()
+		l.wg.Wait()
+		return nil, fmt.Errorf("calibration load: accept: %w", err)
+	}
+	l.start = time.Now()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		buf := make([]byte, 256<<10)
+		for {
+			if _, err := l.conn.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return l, nil
+}
+
+// stop ends the flow and returns the rate the receiver got, bits per
+// second.
+func (l *load) stop() uint64 {
+	secs := time.Since(l.start).Seconds()
+	l.conn.Close()
+	n := <-l.received
+	l.wg.Wait()
+	if secs <= 0 {
+		return 0
+	}
+	return uint64(float64(n) * 8 / secs)
+}

@@ -1,0 +1,191 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/nsexec"
+)
+
+// RTT summarises round-trip samples in nanoseconds.
+type RTT struct {
+	Samples int   `json:"samples"`
+	Lost    int   `json:"lost"`
+	MinNs   int64 `json:"min_ns"`
+	P10Ns   int64 `json:"p10_ns"`
+	P50Ns   int64 `json:"p50_ns"`
+	P90Ns   int64 `json:"p90_ns"`
+	P99Ns   int64 `json:"p99_ns"`
+}
+
+func summarise(s []int64, lost int) RTT {
+	if len(s) == 0 {
+		return RTT{Lost: lost}
+	}
+	slices.Sort(s)
+	at := func(p float64) int64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return RTT{Samples: len(s), Lost: lost, MinNs: s[0], P10Ns: at(.10), P50Ns: at(.50), P90Ns: at(.90), P99Ns: at(.99)}
+}
+
+// A pinger sends ICMP echo requests from a host and times the replies by
+// the kernel's receive timestamp: the RTT of the path and the two kernels,
+// as TCP's own RTT samples see it, without either side's application
+// scheduling (the remote kernel answers an echo in softirq).
+type pinger struct {
+	fd       int
+	src, dst netip.Addr
+	id       uint16
+	seq      uint16
+}
+
+func newPinger(ns string, src, dst netip.Addr, id uint16) (*pinger, error) {
+	p := &pinger{fd: -1, src: src, dst: dst, id: id}
+	err := nsexec.Do(ns, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
+		if err != nil {
+			return fmt.Errorf("icmp socket: %w", err)
+		}
+		p.fd = fd
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pinger in %s: %w", ns, err)
+	}
+	if err := unix.SetsockoptInt(p.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		p.close()
+		return nil, fmt.Errorf("pinger: SO_TIMESTAMPNS: %w", err)
+	}
+	if err := unix.Bind(p.fd, &unix.SockaddrInet4{Addr: src.As4()}); err != nil {
+		p.close()
+		return nil, fmt.Errorf("pinger: bind %s: %w", src, err)
+	}
+	return p, nil
+}
+
+func (p *pinger) close() {
+	if p.fd >= 0 {
+		unix.Close(p.fd)
+		p.fd = -1
+	}
+}
+
+func icmpChecksum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	for s>>16 != 0 {
+		s = s&0xffff + s>>16
+	}
+	return ^uint16(s)
+}
+
+// one sends an echo request and returns its RTT, or ok false when no reply
+// came within timeout.
+func (p *pinger) one(timeout time.Duration) (rtt int64, ok bool, err error) {
+	p.seq++
+	req := make([]byte, 16)
+	req[0] = 8 // echo request
+	binary.BigEndian.PutUint16(req[4:], p.id)
+	binary.BigEndian.PutUint16(req[6:], p.seq)
+	binary.BigEndian.PutUint16(req[2:], icmpChecksum(req))
+	sent := realtime()
+	if err := unix.Sendto(p.fd, req, 0, &unix.SockaddrInet4{Addr: p.dst.As4()}); err != nil {
+		return 0, false, fmt.Errorf("ping %s: %w", p.dst, err)
+	}
+	deadline := time.Now().Add(timeout)
+	buf := make([]byte, 1500)
+	oob := make([]byte, 64)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return 0, false, nil
+		}
+		pfd := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+			return 0, false, fmt.Errorf("ping %s: %w", p.dst, err)
+		}
+		n, oobn, _, _, err := unix.Recvmsg(p.fd, buf, oob, unix.MSG_DONTWAIT)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("ping %s: %w", p.dst, err)
+		}
+		if !p.isReply(buf[:n]) {
+			continue
+		}
+		stamp := rxStamp(oob[:oobn])
+		if stamp == 0 {
+			stamp = realtime()
+		}
+		return stamp - sent, true, nil
+	}
+}
+
+// isReply checks an IPv4 packet for our echo reply: from dst, type 0, our
+// id and sequence number.
+func (p *pinger) isReply(b []byte) bool {
+	if len(b) < 20 || b[0]>>4 != 4 {
+		return false
+	}
+	hl := int(b[0]&0x0f) * 4
+	if hl < 20 || len(b) < hl+8 || netip.AddrFrom4([4]byte(b[12:16])) != p.dst {
+		return false
+	}
+	icmp := b[hl:]
+	return icmp[0] == 0 && binary.BigEndian.Uint16(icmp[4:]) == p.id && binary.BigEndian.Uint16(icmp[6:]) == p.seq
+}
+
+func rxStamp(oob []byte) int64 {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= 16 {
+			sec := int64(binary.NativeEndian.Uint64(m.Data[0:]))
+			nsec := int64(binary.NativeEndian.Uint64(m.Data[8:]))
+			return sec*1e9 + nsec
+		}
+	}
+	return 0
+}
+
+func realtime() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &ts)
+	return ts.Nano()
+}
+
+// sample takes n RTT samples, gap apart; a lost echo counts as lost, not
+// as a sample.
+func (p *pinger) sample(ctx context.Context, n int, gap, timeout time.Duration) (RTT, error) {
+	var s []int64
+	lost := 0
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		rtt, ok, err := p.one(timeout)
+		if err != nil {
+			return RTT{}, err
+		}
+		if ok {
+			s = append(s, rtt)
+		} else {
+			lost++
+		}
+		time.Sleep(gap)
+	}
+	if err := ctx.Err(); err != nil {
+		return RTT{}, err
+	}
+	return summarise(s, lost), nil
+}

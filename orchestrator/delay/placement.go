@@ -1,0 +1,101 @@
+package delay
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"cclab/orchestrator/delay/line"
+	"cclab/orchestrator/topology"
+)
+
+// A Placement says where a topology's propagation delay goes: at every
+// switch port that faces a host, each packet about to enter the port's
+// queue first waits out the one-way delay of its whole path (its source
+// host to this host). So a path carries exactly its configured delay, in
+// one place, before its last queue; every queue in the fabric stays the
+// queue it was, and INT reports only queues, never bytes on the wire.
+type Placement struct {
+	Ports []PortPlan `json:"ports"`
+}
+
+// A PortPlan is one delayed port: the switch end of a host's link.
+type PortPlan struct {
+	Switch string `json:"switch"`
+	Iface  string `json:"iface"`
+	Host   string `json:"host"`
+	// Classes are the distinct one-way delays of the paths into Host.
+	Classes []time.Duration `json:"classes_ns"`
+	// Sources gives each source host's class (index into Classes).
+	Sources map[netip.Addr]int `json:"sources"`
+	// Buffers is each class's line buffer in bytes: what the switch's
+	// other links can bring in during the class's delay, twice over.
+	Buffers []int64 `json:"buffers_bytes"`
+}
+
+// Name is how reports call the port: switch/iface.
+func (p PortPlan) Name() string { return p.Switch + "/" + p.Iface }
+
+// Place computes the placement of plan's delays; an empty placement when
+// no link has a delay. Pairs whose shortest paths differ in delay are an
+// error (topology.PathDelays).
+func Place(plan *topology.Plan) (*Placement, error) {
+	if !plan.HasDelay() {
+		return &Placement{}, nil
+	}
+	paths, err := plan.PathDelays()
+	if err != nil {
+		return nil, err
+	}
+	into := map[string][]topology.PathDelay{}
+	for _, pd := range paths {
+		into[pd.Dst] = append(into[pd.Dst], pd)
+	}
+	// fanIn is what can arrive at a switch from all of its links.
+	fanIn := map[string]float64{}
+	for _, l := range plan.Links {
+		fanIn[l.A.Node] += float64(l.Rate)
+		fanIn[l.B.Node] += float64(l.Rate)
+	}
+	pl := &Placement{}
+	for _, e := range plan.SwitchPorts() {
+		host, ok := plan.Node(e.PeerNode)
+		if !ok || host.Role != topology.Host {
+			continue
+		}
+		pp := PortPlan{Switch: e.Node, Iface: e.Iface, Host: host.Name, Sources: map[netip.Addr]int{}}
+		index := map[time.Duration]int{}
+		for _, pd := range into[host.Name] {
+			if pd.OneWay == 0 {
+				continue
+			}
+			k, seen := index[pd.OneWay]
+			if !seen {
+				k = len(pp.Classes)
+				index[pd.OneWay] = k
+				pp.Classes = append(pp.Classes, pd.OneWay)
+			}
+			src, _ := plan.Node(pd.Src)
+			pp.Sources[src.Addr] = k
+		}
+		if len(pp.Classes) == 0 {
+			continue
+		}
+		if len(pp.Classes) > line.MaxClasses {
+			return nil, fmt.Errorf("delay: %d distinct path delays into %s, at most %d", len(pp.Classes), host.Name, line.MaxClasses)
+		}
+		// Inflow into the port: everything but the host's own link.
+		in := fanIn[e.Node] - float64(e.Rate)
+		for _, d := range pp.Classes {
+			b := int64(2*in/8*d.Seconds()) + 1<<20
+			pp.Buffers = append(pp.Buffers, max(b, line.MinBuffer))
+		}
+		pl.Ports = append(pl.Ports, pp)
+	}
+	sort.Slice(pl.Ports, func(i, j int) bool { return pl.Ports[i].Name() < pl.Ports[j].Name() })
+	return pl, nil
+}
+
+// Empty reports whether nothing is delayed.
+func (pl *Placement) Empty() bool { return pl == nil || len(pl.Ports) == 0 }

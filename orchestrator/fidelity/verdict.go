@@ -1,0 +1,257 @@
+// Package fidelity judges whether a run's emulation held the invariants a
+// number from it depends on (docs/fidelity.md): links no faster than
+// configured, delays as configured, the CPUs not saturated, the path's RTT
+// under load close to what was configured and to what the laws were
+// given, and no loss outside the configured buffers. Every run gets a
+// verdict: faithful, or degraded with each broken invariant and by how
+// much.
+package fidelity
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"cclab/orchestrator/calibrate"
+	"cclab/orchestrator/delay/line"
+	"cclab/orchestrator/health"
+)
+
+// The verdicts.
+const (
+	Faithful = "faithful"
+	Degraded = "degraded"
+)
+
+// Limits are the invariants' bounds (docs/fidelity.md gives the reasons).
+type Limits struct {
+	// LinkRate: no loaded link's busiest window above this many times
+	// its configured rate (HTB's burst lets a window exceed it a little).
+	LinkRate float64 `json:"link_rate_ratio"`
+	// Delay line lateness: p50 within LateShare50 of the smallest delay
+	// plus LateAbs50, p99 within LateShare99 plus LateAbs99 (the delay
+	// line's accuracy bar).
+	LateShare50 float64       `json:"late_share_p50"`
+	LateAbs50   time.Duration `json:"late_abs_p50_ns"`
+	LateShare99 float64       `json:"late_share_p99"`
+	LateAbs99   time.Duration `json:"late_abs_p99_ns"`
+	// Saturated: the share of sampling windows with every CPU busy.
+	Saturated float64 `json:"saturated_share"`
+	// RTTInflation: the loaded RTT floor at most this much above the
+	// configured propagation RTT, relative (the CPU's share of the path).
+	RTTInflation float64 `json:"rtt_inflation"`
+	// RTTDrift: this variant's loaded floor within this share (plus
+	// RTTDriftAbs) of the floor the laws' parameters came from.
+	RTTDrift    float64       `json:"rtt_drift"`
+	RTTDriftAbs time.Duration `json:"rtt_drift_abs_ns"`
+}
+
+// DefaultLimits are cclab's bounds.
+func DefaultLimits() Limits {
+	return Limits{
+		LinkRate:    1.05,
+		LateShare50: 0.05, LateAbs50: 10 * time.Microsecond,
+		LateShare99: 0.15, LateAbs99: 100 * time.Microsecond,
+		Saturated:    0.05,
+		RTTInflation: 0.25,
+		RTTDrift:     0.10, RTTDriftAbs: 20 * time.Microsecond,
+	}
+}
+
+// Inputs are what a run measured about its emulation.
+type Inputs struct {
+	Health health.Report
+	// Engine holds the delay: "netem", "line", or "" (no delay).
+	Engine string
+	// Line is the delay line's report (engine line), with the smallest
+	// delay it applied.
+	Line     *line.Stats
+	MinDelay time.Duration
+	// Calibration is this variant's, Base the one the laws' parameters
+	// came from (nil: none was made).
+	Calibration *calibrate.Result
+	Base        *calibrate.Result
+}
+
+// A Check is one invariant: what was measured, its bound, and whether it
+// held. Value and Limit are in Unit.
+type Check struct {
+	Name   string  `json:"name"`
+	OK     bool    `json:"ok"`
+	Value  float64 `json:"value"`
+	Limit  float64 `json:"limit"`
+	Unit   string  `json:"unit"`
+	Detail string  `json:"detail"`
+}
+
+// Verdict is the judgement of one run.
+type Verdict struct {
+	Verdict string   `json:"verdict"`
+	Limits  Limits   `json:"limits"`
+	Checks  []Check  `json:"checks"`
+	Reasons []string `json:"reasons,omitempty"` // the broken invariants, one line each
+}
+
+// Faithful reports whether every invariant held.
+func (v Verdict) Faithful() bool { return v.Verdict == Faithful }
+
+// String is the verdict in one line: "faithful", or "degraded: " and the
+// reasons.
+func (v Verdict) String() string {
+	if v.Faithful() {
+		return Faithful
+	}
+	return Degraded + ": " + strings.Join(v.Reasons, "; ")
+}
+
+// Judge checks every invariant the inputs allow.
+func Judge(in Inputs, lim Limits) Verdict {
+	v := Verdict{Limits: lim}
+	add := func(c Check) {
+		v.Checks = append(v.Checks, c)
+		if !c.OK {
+			v.Reasons = append(v.Reasons, c.Name+": "+c.Detail)
+		}
+	}
+	linkRate(in, lim, add)
+	lineLateness(in, lim, add)
+	cpu(in, lim, add)
+	rttFloor(in, lim, add)
+	drops(in, add)
+	v.Verdict = Faithful
+	if len(v.Reasons) > 0 {
+		v.Verdict = Degraded
+	}
+	return v
+}
+
+func linkRate(in Inputs, lim Limits, add func(Check)) {
+	worst := health.LinkRate{}
+	for _, l := range in.Health.Links {
+		if l.Ratio > worst.Ratio {
+			worst = l
+		}
+	}
+	c := Check{Name: "link rate", Value: worst.Ratio, Limit: lim.LinkRate, Unit: "x configured", OK: worst.Ratio <= lim.LinkRate}
+	if worst.Node == "" {
+		c.Detail = "no link reached half its rate"
+	} else {
+		c.Detail = fmt.Sprintf("busiest: %s/%s at %.3f x its %s", worst.Node, worst.Iface, worst.Ratio, mbps(worst.ConfigBps))
+	}
+	add(c)
+}
+
+func lineLateness(in Inputs, lim Limits, add func(Check)) {
+	if in.Engine != "line" || in.Line == nil {
+		return
+	}
+	st := in.Line
+	d := in.MinDelay
+	p50, p99 := st.Late.Quantile(0.50), st.Late.Quantile(0.99)
+	b50 := time.Duration(lim.LateShare50*float64(d)) + lim.LateAbs50
+	b99 := time.Duration(lim.LateShare99*float64(d)) + lim.LateAbs99
+	add(Check{Name: "delay line p50 lateness", Value: us(p50), Limit: us(b50), Unit: "us", OK: p50 <= b50,
+		Detail: fmt.Sprintf("%v late at the median (bound %v for the smallest delay %v), %d packets", p50, b50, d, st.Late.Total)})
+	add(Check{Name: "delay line p99 lateness", Value: us(p99), Limit: us(b99), Unit: "us", OK: p99 <= b99,
+		Detail: fmt.Sprintf("%v late at p99 (bound %v), worst %v", p99, b99, st.MaxLate)})
+}
+
+func cpu(in Inputs, lim Limits, add func(Check)) {
+	c := in.Health.CPU
+	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: lim.Saturated, Unit: "share of windows", OK: c.SaturatedShare <= lim.Saturated,
+		Detail: fmt.Sprintf("every CPU busy in %.0f%% of %d windows (mean busy %.0f%%, softirq %.0f%%, busiest window softirq %.0f%%)",
+			100*c.SaturatedShare, c.Windows, 100*c.MeanBusy, 100*c.Softirq, 100*c.MaxSoftirq)})
+	sn := in.Health.Softnet
+	add(Check{Name: "CPU backlog", Value: float64(sn.Dropped), Limit: 0, Unit: "packets dropped", OK: sn.Dropped == 0,
+		Detail: fmt.Sprintf("%d packets dropped by full CPU backlogs, %d softirq runs cut short", sn.Dropped, sn.TimeSqueeze)})
+}
+
+func rttFloor(in Inputs, lim Limits, add func(Check)) {
+	if in.Calibration == nil || len(in.Calibration.Classes) == 0 {
+		return
+	}
+	// The class the CPU inflates most.
+	var worst calibrate.Class
+	worstInfl := -1.0
+	for _, c := range in.Calibration.Classes {
+		infl := inflation(c)
+		if infl > worstInfl {
+			worst, worstInfl = c, infl
+		}
+	}
+	ck := Check{Name: "RTT floor vs configured", Value: worstInfl, Limit: lim.RTTInflation, Unit: "relative excess", OK: worstInfl <= lim.RTTInflation}
+	if worst.ConfiguredNs == 0 {
+		ck.Detail = fmt.Sprintf("%d-switch paths: no propagation delay configured; the loaded RTT (%v) is all CPU, so every time constant of a law is CPU noise",
+			worst.Switches, time.Duration(worst.FloorNs))
+	} else {
+		ck.Detail = fmt.Sprintf("%d-switch paths: loaded floor %v against %v configured (+%.0f%%)",
+			worst.Switches, time.Duration(worst.FloorNs), time.Duration(worst.ConfiguredNs), 100*worstInfl)
+	}
+	add(ck)
+	if in.Base == nil || in.Base == in.Calibration {
+		return
+	}
+	for _, c := range in.Calibration.Classes {
+		for _, b := range in.Base.Classes {
+			if b.Switches != c.Switches {
+				continue
+			}
+			diff := time.Duration(abs(c.FloorNs - b.FloorNs))
+			bound := time.Duration(lim.RTTDrift*float64(b.FloorNs)) + lim.RTTDriftAbs
+			if diff > bound {
+				add(Check{Name: "RTT floor vs the laws' calibration", Value: us(diff), Limit: us(bound), Unit: "us", OK: false,
+					Detail: fmt.Sprintf("%d-switch paths: loaded floor %v here, %v where the laws' parameters were derived",
+						c.Switches, time.Duration(c.FloorNs), time.Duration(b.FloorNs))})
+				return
+			}
+		}
+	}
+	add(Check{Name: "RTT floor vs the laws' calibration", OK: true, Unit: "us", Limit: us(time.Duration(lim.RTTDrift*float64(in.Base.Classes[0].FloorNs)) + lim.RTTDriftAbs),
+		Detail: "every class within bound of the calibration the laws' parameters came from"})
+}
+
+// inflation is how much a class's loaded floor exceeds its configured RTT,
+// relative to it; with nothing configured, any RTT is all excess.
+func inflation(c calibrate.Class) float64 {
+	if c.ConfiguredNs <= 0 {
+		if c.FloorNs > 0 {
+			return float64(c.FloorNs) / float64(time.Microsecond) // effectively unbounded
+		}
+		return 0
+	}
+	return float64(c.FloorNs-c.ConfiguredNs) / float64(c.ConfiguredNs)
+}
+
+func drops(in Inputs, add func(Check)) {
+	var n uint64
+	var where []string
+	for _, d := range in.Health.Drops {
+		n += d.Drops
+		if len(where) < 4 {
+			where = append(where, fmt.Sprintf("%s/%s %d", d.Netns, d.Iface, d.Drops))
+		}
+	}
+	if in.Line != nil {
+		t := in.Line.Totals()
+		if lost := t.BufferDrops + t.SendErrors; lost > 0 {
+			n += lost
+			where = append(where, fmt.Sprintf("delay line %d (buffer %d, send errors %d)", lost, t.BufferDrops, t.SendErrors))
+		}
+	}
+	detail := "none"
+	if n > 0 {
+		detail = fmt.Sprintf("%d packets lost outside the configured buffers: %s", n, strings.Join(where, ", "))
+	}
+	add(Check{Name: "stray drops", Value: float64(n), Limit: 0, Unit: "packets", OK: n == 0, Detail: detail})
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func mbps(bps uint64) string { return fmt.Sprintf("%.0f Mbit/s", float64(bps)/1e6) }
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
