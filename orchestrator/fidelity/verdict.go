@@ -159,8 +159,8 @@ func lineLateness(in Inputs, lim Limits, add func(Check)) {
 func cpu(in Inputs, lim Limits, add func(Check)) {
 	c := in.Health.CPU
 	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: lim.Saturated, Unit: "share of windows", OK: c.SaturatedShare <= lim.Saturated,
-		Detail: fmt.Sprintf("every CPU busy in %.0f%% of %d windows (mean busy %.0f%%, softirq %.0f%%, busiest window softirq %.0f%%)",
-			100*c.SaturatedShare, c.Windows, 100*c.MeanBusy, 100*c.Softirq, 100*c.MaxSoftirq)})
+		Detail: fmt.Sprintf("packet processing saturated %.0f%% of %d windows (packet CPUs %v: softirq %.0f%%, busiest window %.0f%%, busy with anything in %.0f%% of windows; backlog median %d, max %d packets)",
+			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
 	sn := in.Health.Softnet
 	add(Check{Name: "CPU backlog", Value: float64(sn.Dropped), Limit: 0, Unit: "packets dropped", OK: sn.Dropped == 0,
 		Detail: fmt.Sprintf("%d packets dropped by full CPU backlogs, %d softirq runs cut short", sn.Dropped, sn.TimeSqueeze)})

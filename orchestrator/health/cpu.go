@@ -74,11 +74,24 @@ type CPU struct {
 	MeanBusy float64 `json:"mean_busy"`
 	// MaxBusy is the busiest window's share of all CPUs.
 	MaxBusy float64 `json:"max_busy"`
-	// SaturatedShare is the share of windows where the CPUs that process
-	// packets (PacketCPUs, all when empty) were at least 95 % busy
-	// together: the emulation may have been CPU-bound then.
-	SaturatedShare float64 `json:"saturated_share"`
+	// PacketCPUs process packets (all when empty). SaturatedShare is the
+	// share of windows in which they could not keep up: they spent at
+	// least 90 % of their time in softirq (which preempts everything
+	// else, so packet work was all they did), or a softirq run ended with
+	// packets left over (time squeeze). BusyShare counts the windows in
+	// which they were at least 95 % busy with anything (processes
+	// included, which packet processing preempts).
 	PacketCPUs     []int   `json:"packet_cpus,omitempty"`
+	SaturatedShare float64 `json:"saturated_share"`
+	BusyShare      float64 `json:"busy_share"`
+	// PacketSoftirq is the packet CPUs' share of time in softirq, over the
+	// run and in the busiest window.
+	PacketSoftirq    float64 `json:"packet_softirq_share"`
+	MaxPacketSoftirq float64 `json:"max_packet_softirq_share"`
+	// Backlog is the packets waiting in the CPUs' input backlogs, sampled
+	// once per window: the median and largest sample.
+	BacklogMedian uint64 `json:"backlog_median_packets"`
+	BacklogMax    uint64 `json:"backlog_max_packets"`
 	// MaxOneCPU is the busiest single CPU in any window.
 	MaxOneCPU float64 `json:"max_one_cpu"`
 	// Softirq is the share of all CPU time spent in softirq, over the

@@ -18,6 +18,8 @@ type Softnet struct {
 	// TimeSqueeze counts softirq runs cut short with work left: the CPU
 	// could not keep up with the packets for that long.
 	TimeSqueeze uint64 `json:"time_squeeze"`
+	// backlog is the packets waiting when it was read.
+	backlog uint64
 }
 
 func (s Softnet) sub(o Softnet) Softnet {
@@ -44,6 +46,11 @@ func readSoftnet() (Softnet, error) {
 		}
 		s.Dropped += d
 		s.TimeSqueeze += q
+		if len(fs) >= 12 { // input + process queue length, Linux >= 5.10
+			if b, err := strconv.ParseUint(fs[11], 16, 64); err == nil {
+				s.backlog += b
+			}
+		}
 	}
 	return s, sc.Err()
 }

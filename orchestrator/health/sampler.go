@@ -36,6 +36,9 @@ type Sampler struct {
 
 	// written by the sampling goroutine, read after Stop
 	cpu        CPU
+	softnet    Softnet
+	backlogs   []uint64
+	pktFirst   cpuTimes
 	busySum    float64
 	first, cur cpuTimes
 	peak       map[*LinkEnd]uint64
@@ -114,6 +117,8 @@ func (s *Sampler) loop() {
 	groups := s.byNetns()
 	all, per, _ := readCPU()
 	s.first, s.cur = all, all
+	s.pktFirst = s.packetCPUs(per)
+	s.softnet, _ = readSoftnet()
 	s.cpu.CPUs = len(per)
 	s.began = time.Now()
 	s.sampleLinks(groups)
@@ -124,9 +129,10 @@ func (s *Sampler) loop() {
 		case <-s.stop:
 			s.ended = time.Now()
 			s.sampleLinks(groups)
-			if a, _, err := readCPU(); err == nil {
+			if a, p, err := readCPU(); err == nil {
 				s.cpu.MeanBusy = frac(s.first, a)
 				s.cpu.Softirq = softFrac(s.first, a)
+				s.cpu.PacketSoftirq = softFrac(s.pktFirst, s.packetCPUs(p))
 			}
 			return
 		case <-t.C:
@@ -135,9 +141,17 @@ func (s *Sampler) loop() {
 				f := frac(s.cur, a)
 				s.cpu.MaxBusy = max(s.cpu.MaxBusy, f)
 				s.cpu.MaxSoftirq = max(s.cpu.MaxSoftirq, softFrac(s.cur, a))
-				if pf := s.packetBusy(per, p); pf >= 0.95 {
+				busy, soft := s.packetShares(per, p)
+				sn, _ := readSoftnet()
+				if busy >= 0.95 {
+					s.cpu.BusyShare++
+				}
+				if soft >= 0.9 || sn.TimeSqueeze > s.softnet.TimeSqueeze {
 					s.cpu.SaturatedShare++
 				}
+				s.cpu.MaxPacketSoftirq = max(s.cpu.MaxPacketSoftirq, soft)
+				s.softnet = sn
+				s.backlogs = append(s.backlogs, sn.backlog)
 				for i := range min(len(p), len(per)) {
 					s.cpu.MaxOneCPU = max(s.cpu.MaxOneCPU, frac(per[i], p[i]))
 				}
@@ -149,18 +163,23 @@ func (s *Sampler) loop() {
 	}
 }
 
-// packetBusy is the busy share of the packet CPUs together between two
-// per-CPU readings.
-func (s *Sampler) packetBusy(a, b []cpuTimes) float64 {
-	var sa, sb cpuTimes
-	for i := range min(len(a), len(b)) {
+// packetCPUs sums the packet CPUs of a per-CPU reading.
+func (s *Sampler) packetCPUs(per []cpuTimes) cpuTimes {
+	var t cpuTimes
+	for i, c := range per {
 		if s.opt.PacketCPUs != nil && !slices.Contains(s.opt.PacketCPUs, i) {
 			continue
 		}
-		sa.busy, sa.total = sa.busy+a[i].busy, sa.total+a[i].total
-		sb.busy, sb.total = sb.busy+b[i].busy, sb.total+b[i].total
+		t.busy, t.softirq, t.total = t.busy+c.busy, t.softirq+c.softirq, t.total+c.total
 	}
-	return frac(sa, sb)
+	return t
+}
+
+// packetShares are the packet CPUs' busy and softirq shares between two
+// per-CPU readings.
+func (s *Sampler) packetShares(a, b []cpuTimes) (busy, soft float64) {
+	pa, pb := s.packetCPUs(a), s.packetCPUs(b)
+	return frac(pa, pb), softFrac(pa, pb)
 }
 
 // Stop ends sampling and reports; links count as loaded when some window
@@ -182,6 +201,11 @@ func (s *Sampler) Stop() Report {
 	}
 	if r.CPU.Windows > 0 {
 		r.CPU.SaturatedShare /= float64(r.CPU.Windows)
+		r.CPU.BusyShare /= float64(r.CPU.Windows)
+	}
+	if len(s.backlogs) > 0 {
+		slices.Sort(s.backlogs)
+		r.CPU.BacklogMedian, r.CPU.BacklogMax = s.backlogs[len(s.backlogs)/2], s.backlogs[len(s.backlogs)-1]
 	}
 	secs := s.ended.Sub(s.began).Seconds()
 	for _, e := range s.ends {

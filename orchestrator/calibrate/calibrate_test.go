@@ -1,0 +1,124 @@
+package calibrate_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/calibrate"
+	"cclab/orchestrator/delay"
+	"cclab/orchestrator/flows"
+	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/topology"
+)
+
+// calibrateLeafSpine builds a leaf-spine (1- and 3-switch paths) with
+// link delay d at 100 Mbit/s, serves its delay line and calibrates it.
+func calibrateLeafSpine(t *testing.T, d time.Duration) (*topology.Plan, *calibrate.Result) {
+	t.Helper()
+	plan, err := topology.Parse("ls.yaml", []byte(fmt.Sprintf(`name: ls
+kind: leafspine
+leafspine: {leaves: 2, spines: 2, hosts_per_leaf: 2}
+links:
+  default: {rate: 100Mbit, buffer: 256KB, delay: %dus}
+`, d.Microseconds())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n, err := netbuild.Up(ctx, runid.New(), plan, netbuild.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Down(ctx)
+	srv, err := n.ServeDelay(ctx, delay.ServeOptions{CPU: -1, Steer: n.Namespaces()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv != nil {
+		defer srv.Stop()
+	}
+	hosts := map[string]flows.Host{}
+	for _, h := range plan.Hosts() {
+		hosts[h.Name] = flows.Host{Netns: n.Netns(h.Name), Addr: h.Addr}
+	}
+	r, err := calibrate.Run(ctx, plan, calibrate.Options{Hosts: hosts, IdleSamples: 50, LoadedSamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, r
+}
+
+// The calibration sees the configured delay: each class's loaded floor
+// sits just above its configured RTT, the load runs near its pacing rate,
+// and a larger delay moves every derived time constant by what the paths
+// gained, while the experiment's pinned values stay as pinned.
+func TestCalibrationFollowsDelay(t *testing.T) {
+	laws := []string{"powertcp", "hpcc", "swift", "dctcp"}
+	var derived []*calibrate.Derived
+	for _, d := range []time.Duration{100 * time.Microsecond, 400 * time.Microsecond} {
+		plan, r := calibrateLeafSpine(t, d)
+		if len(r.Classes) != 2 || r.Classes[0].Switches != 1 || r.Classes[1].Switches != 3 {
+			t.Fatalf("classes %+v", r.Classes)
+		}
+		for _, c := range r.Classes {
+			t.Logf("delay %v, %d switches (%s->%s): configured %v idle %v loaded %v at %.0f Mbit/s",
+				d, c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.Loaded.P50Ns), float64(c.AchievedBps)/1e6)
+			links := int64(c.Switches + 1)
+			if c.ConfiguredNs != 2*links*int64(d) {
+				t.Errorf("%d switches: configured RTT %v, want %v", c.Switches, time.Duration(c.ConfiguredNs), time.Duration(2*links*int64(d)))
+			}
+			// The floor: above the propagation, by no more than the
+			// fabric's own few tens of microseconds.
+			if c.FloorNs < c.ConfiguredNs || c.FloorNs > c.ConfiguredNs+int64(150*time.Microsecond) {
+				t.Errorf("%d switches: loaded floor %v for %v configured", c.Switches, time.Duration(c.FloorNs), time.Duration(c.ConfiguredNs))
+			}
+			if c.AchievedBps < c.LoadBps*8/10 || c.AchievedBps > c.LoadBps*11/10 {
+				t.Errorf("%d switches: load achieved %d bit/s, paced at %d", c.Switches, c.AchievedBps, c.LoadBps)
+			}
+		}
+		dv, err := calibrate.Derive(r, plan, laws, map[string]string{"hpcc.base_rtt_ns": "13000", "int_max_age_ns": "5000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		derived = append(derived, dv)
+	}
+	a, b := derived[0], derived[1]
+	// The longest class has 4 links: its RTT grew by 8 x 300 us.
+	grew := time.Duration(b.BaseRTTNs - a.BaseRTTNs)
+	if want := 8 * 300 * time.Microsecond; grew < want*9/10 || grew > want*11/10 {
+		t.Errorf("base RTT %v -> %v: grew %v, want about %v", time.Duration(a.BaseRTTNs), time.Duration(b.BaseRTTNs), grew, want)
+	}
+	// Swift's per-switch slope: from 1 to 3 switches a path gains 2 links,
+	// 4 delays both ways, so 2 delays per switch.
+	if want := int64(2 * 300 * time.Microsecond); b.SwiftPerHopNs-a.SwiftPerHopNs < want*8/10 || b.SwiftPerHopNs-a.SwiftPerHopNs > want*12/10 {
+		t.Errorf("Swift per-hop %d -> %d ns, want it to grow about %d", a.SwiftPerHopNs, b.SwiftPerHopNs, want)
+	}
+	for _, dv := range derived {
+		if dv.HostBwMbps != 100 || dv.SwiftHops != 3 {
+			t.Errorf("host bandwidth %d Mbit/s, Swift hops %d", dv.HostBwMbps, dv.SwiftHops)
+		}
+		set := dv.Settings()
+		for _, s := range []string{"hpcc.base_rtt_ns=", "powertcp.int_max_age_ns=", "hpcc.int_max_age_ns=", "dctcp."} {
+			if slices.ContainsFunc(set, func(x string) bool { return len(x) >= len(s) && x[:len(s)] == s }) {
+				t.Errorf("settings %v hold %s, which is pinned or not the law's", set, s)
+			}
+		}
+		want := fmt.Sprintf("powertcp.base_rtt_ns=%d", dv.BaseRTTNs)
+		if !slices.Contains(set, want) {
+			t.Errorf("settings %v lack %s", set, want)
+		}
+		pinned := 0
+		for _, p := range dv.Params {
+			if p.Pinned != "" {
+				pinned++
+			}
+		}
+		if pinned != 3 { // hpcc.base_rtt_ns, powertcp's and hpcc's int_max_age_ns
+			t.Errorf("%d parameters recorded as pinned, want 3: %+v", pinned, dv.Params)
+		}
+	}
+}

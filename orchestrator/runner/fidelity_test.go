@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cclab/orchestrator/fidelity"
+)
+
+// writeTopoExperiment writes a topology and an experiment using it into a
+// temporary directory and returns the experiment's path.
+func writeTopoExperiment(t *testing.T, topo, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "topo.yaml"), []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(p, []byte("name: fidelity\ntopology: topo.yaml\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A run the CPUs cannot carry, a 5 Gbit/s path with per-packet
+// processing (offloads off), is judged degraded, and says why; with
+// --strict it fails. A light run on the same shape at 100 Mbit/s is
+// faithful. Both are real runs: the calibration, the delay line and the
+// monitor are the ones every experiment gets.
+func TestFidelityVerdict(t *testing.T) {
+	const body = `timeout: 10s
+capture: {enabled: false}
+hosts: {gso: false, tso: false}
+workload:
+  - name: long
+    long: {src: h0, dst: h1, start: 0, stop: 1500ms}
+`
+	heavy := writeTopoExperiment(t, "name: heavy\nkind: line\nline: {switches: 2}\nlinks:\n  default: {rate: 5Gbit, buffer: 4MB, delay: 500us}\n", body)
+	p, id := prepareRun(t, heavy)
+	res, err := Run(context.Background(), p, Options{Out: t.TempDir(), ID: id, Log: io.Discard, RTTSamples: 20, Strict: true})
+	if err == nil || !strings.Contains(err.Error(), "strict") {
+		t.Fatalf("strict run of a 5 Gbit/s path: err %v", err)
+	}
+	if res == nil || len(res.Runs) != 1 || res.Runs[0].Fidelity != fidelity.Degraded {
+		t.Fatalf("heavy run: %+v", res)
+	}
+	var rj RunJSON
+	readRunJSON(t, res.Runs[0].Dir, &rj)
+	t.Logf("heavy: %s", rj.Fidelity)
+	cpu := false
+	for _, c := range rj.Fidelity.Checks {
+		if c.Name == "CPU saturation" && !c.OK {
+			cpu = true
+		}
+	}
+	if !cpu {
+		t.Errorf("a 5 Gbit/s per-packet path did not flag CPU saturation: %+v", rj.Fidelity.Checks)
+	}
+	noLeftovers(t, id)
+
+	light := writeTopoExperiment(t, "name: light\nkind: line\nline: {switches: 2}\nlinks:\n  default: {rate: 100Mbit, buffer: 256KB, delay: 500us}\n", body)
+	p, id = prepareRun(t, light)
+	res, err = Run(context.Background(), p, Options{Out: t.TempDir(), ID: id, Log: io.Discard, RTTSamples: 20, Strict: true})
+	if err != nil {
+		t.Fatalf("light run: %v", err)
+	}
+	readRunJSON(t, res.Runs[0].Dir, &rj)
+	t.Logf("light: %s", rj.Fidelity)
+	if !rj.Fidelity.Faithful() || len(rj.Fidelity.Checks) < 6 {
+		t.Errorf("light run: %+v", rj.Fidelity)
+	}
+	if rj.Delay.Engine == "" || rj.Calibration == nil || len(rj.Calibration.Classes) != 1 {
+		t.Errorf("run.json lacks the delay or the calibration: %+v %+v", rj.Delay, rj.Calibration)
+	}
+	noLeftovers(t, id)
+}
