@@ -70,6 +70,9 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 		return nil, fmt.Errorf("run %s: flows.csv is empty or missing and there are no captures: %w", dir, ErrEmpty)
 	}
 	a, err := analyze(ctx, in, cfg.Defaults())
+	if err == nil && ri.Fidelity != nil {
+		a.Fidelity = []Fidelity{{Variant: filepath.Base(dir), Verdict: ri.Fidelity.Verdict, Reasons: ri.Fidelity.Reasons}}
+	}
 	if err == nil && ri.CaptureDrops > 0 {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the captures dropped %d packets (run.json capture_drops): packet-derived figures (throughput, Jain, INT, pcap FCT) miss them", ri.CaptureDrops))
 	}

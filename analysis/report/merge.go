@@ -112,6 +112,7 @@ func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
 		for _, w := range a.Warnings {
 			m.Warnings = append(m.Warnings, v+" "+w)
 		}
+		m.Fidelity = append(m.Fidelity, a.Fidelity...)
 	}
 	m.ByCC = tables(m.Flows, cfg)
 	return m

@@ -24,6 +24,7 @@ func (a *Analysis) SummaryLines() []string {
 	for _, c := range a.Captures {
 		pk += c.Packets
 	}
+	l = append(l, a.FidelityLines()...)
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
 	for _, c := range a.ByCC {
 		l = append(l, fmt.Sprintf("%-15s %5d/%-5d complete  slowdown p50 %s  p99 %s  p99.9 %s | short p99.9 %s | long p99 %s",
@@ -95,6 +96,28 @@ func (t Table) html(b *bytes.Buffer) {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>\n")
+}
+
+// FidelityLines head every summary: whether the emulation under the
+// numbers held (docs/fidelity.md), and for each degraded variant why.
+func (a *Analysis) FidelityLines() []string {
+	if len(a.Fidelity) == 0 {
+		return nil
+	}
+	var bad []Fidelity
+	for _, f := range a.Fidelity {
+		if f.Verdict != "faithful" {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) == 0 {
+		return []string{fmt.Sprintf("emulation: faithful (%d of %d variants)", len(a.Fidelity), len(a.Fidelity))}
+	}
+	l := []string{fmt.Sprintf("emulation: DEGRADED in %d of %d variants: their numbers are not results (run.json fidelity)", len(bad), len(a.Fidelity))}
+	for _, f := range bad {
+		l = append(l, fmt.Sprintf("  %s: %s", f.Variant, strings.Join(f.Reasons, "; ")))
+	}
+	return l
 }
 
 func (a *Analysis) pageTables() []Table {

@@ -354,4 +354,33 @@ func TestExperimentDirectoryPutsVariantsSideBySide(t *testing.T) {
 	if _, err := Analyze(context.Background(), t.TempDir(), Config{}); err == nil || !strings.Contains(err.Error(), "not a run") {
 		t.Fatalf("empty directory: %v", err)
 	}
+	if l := a.FidelityLines(); len(l) != 0 {
+		t.Fatalf("runs without a verdict got fidelity lines %q", l)
+	}
+
+	// With verdicts in run.json, the summary's first lines say whether
+	// the emulation held, and why not for the variant where it did not.
+	verdicts := map[string]string{"cubic": `{"verdict":"faithful"}`,
+		"powertcp": `{"verdict":"degraded","reasons":["CPU queue p99: 1.2ms per round trip"]}`}
+	for v, js := range verdicts {
+		p := filepath.Join(parent, v, "run.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b[:len(b)-1], []byte(`,"fidelity":`+js+`}`)...)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err = Analyze(context.Background(), parent, Config{Window: 100 * time.Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	sum := a.SummaryLines()
+	if !strings.HasPrefix(sum[0], "emulation: DEGRADED in 1 of 2 variants") || sum[1] != "  powertcp: CPU queue p99: 1.2ms per round trip" {
+		t.Fatalf("summary head %q", sum[:2])
+	}
+	if md := string(a.Markdown(nil)); !strings.Contains(md, "emulation: DEGRADED") {
+		t.Fatalf("report.md lacks the verdict")
+	}
 }

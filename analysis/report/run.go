@@ -31,6 +31,11 @@ type RunInfo struct {
 		MSS         int `json:"mss"`
 		HeaderBytes int `json:"header_bytes"`
 	} `json:"framing"`
+	// Fidelity is the emulation's verdict (absent in runs before it).
+	Fidelity *struct {
+		Verdict string   `json:"verdict"`
+		Reasons []string `json:"reasons"`
+	} `json:"fidelity"`
 }
 
 func readRunInfo(dir string) (*RunInfo, error) {

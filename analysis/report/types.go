@@ -173,7 +173,16 @@ type Analysis struct {
 	Queues     []series.Queue `json:"-"`
 	Traces     []series.Trace `json:"-"`
 	INT        []INTReport    `json:"int"`
+	Fidelity   []Fidelity     `json:"fidelity,omitempty"`
 	Warnings   []string       `json:"warnings"`
+}
+
+// Fidelity is one variant's emulation verdict from its run.json
+// (docs/fidelity.md): a number from a degraded run is not a result.
+type Fidelity struct {
+	Variant string   `json:"variant"`
+	Verdict string   `json:"verdict"` // faithful or degraded
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // INTReport is what the INT options in one capture said.

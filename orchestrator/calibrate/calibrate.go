@@ -11,6 +11,7 @@ import (
 	"io"
 	"time"
 
+	"cclab/internal/icmpecho"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/topology"
 )
@@ -35,6 +36,9 @@ type Class struct {
 	Loaded        RTT    `json:"loaded_rtt"`      // kernel RTT beside the paced flow
 	FloorNs       int64  `json:"loaded_floor_ns"` // the loaded median: the base RTT the laws should see
 }
+
+// RTT summarises round-trip samples in nanoseconds.
+type RTT = icmpecho.RTT
 
 // Result is a calibration of one network.
 type Result struct {
@@ -146,12 +150,12 @@ func measure(ctx context.Context, c *Class, src, dst flows.Host, id uint16, opt 
 	// Echoes wait at most a generous multiple of what the path should
 	// take; a lost one is counted, not waited for.
 	timeout := 20*time.Millisecond + 4*time.Duration(c.ConfiguredNs)
-	p, err := newPinger(src.Netns, src.Addr, dst.Addr, 0xcc00|id)
+	p, err := icmpecho.New(src.Netns, src.Addr, dst.Addr, 0xcc00|id)
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	if c.Idle, err = p.sample(ctx, opt.IdleSamples, 200*time.Microsecond, timeout); err != nil {
+	defer p.Close()
+	if c.Idle, err = p.Sample(ctx, opt.IdleSamples, 200*time.Microsecond, timeout); err != nil {
 		return err
 	}
 	c.LoadBps = uint64(opt.LoadShare * float64(c.BottleneckBps))
@@ -160,7 +164,7 @@ func measure(ctx context.Context, c *Class, src, dst flows.Host, id uint16, opt 
 		return err
 	}
 	time.Sleep(opt.Warmup)
-	c.Loaded, err = p.sample(ctx, opt.LoadedSamples, 200*time.Microsecond, timeout)
+	c.Loaded, err = p.Sample(ctx, opt.LoadedSamples, 200*time.Microsecond, timeout)
 	c.AchievedBps = ld.stop()
 	if err != nil {
 		return err

@@ -121,7 +121,7 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 	}
 	s.cpu = cfg.CPU
 	if len(opt.Steer) > 0 && runtime.NumCPU() > 1 {
-		if err := steer(opt.Steer, cfg.CPU); err != nil {
+		if err := Steer(opt.Steer, cfg.CPU); err != nil {
 			return nil, err
 		}
 		s.steered = true

@@ -10,13 +10,13 @@ import (
 	"cclab/internal/nsexec"
 )
 
-// steer sets every interface of the namespaces to hand its received
+// Steer sets every interface of the namespaces to hand its received
 // packets (RPS) to the CPUs other than the line's: the softirq work of
 // forwarding and receiving then never runs on the line's CPU, where it
 // would hold the line up for a whole batch (hundreds of microseconds on
 // a loaded machine; docs/performance.md). The line's own sends hand their
 // packets over the same way.
-func steer(namespaces []string, lineCPU int) error {
+func Steer(namespaces []string, lineCPU int) error {
 	var mask uint64
 	for c := 0; c < runtime.NumCPU() && c < 64; c++ {
 		if c != lineCPU {

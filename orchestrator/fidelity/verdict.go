@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"cclab/orchestrator/calibrate"
+	"cclab/orchestrator/cpuqueue"
 	"cclab/orchestrator/delay/line"
 	"cclab/orchestrator/health"
+	"cclab/orchestrator/netbuild"
 )
 
 // The verdicts.
@@ -26,8 +28,11 @@ const (
 // Limits are the invariants' bounds (docs/fidelity.md gives the reasons).
 type Limits struct {
 	// LinkRate: no loaded link's busiest window above this many times
-	// its configured rate (HTB's burst lets a window exceed it a little).
-	LinkRate float64 `json:"link_rate_ratio"`
+	// its configured rate, plus what LinkBurst bytes add to a window at
+	// that rate: HTB lets a class send its burst and one packet beyond
+	// its tokens, a tenth of a 100 ms window at 100 Mbit/s.
+	LinkRate  float64 `json:"link_rate_ratio"`
+	LinkBurst int64   `json:"link_burst_bytes"`
 	// Delay line lateness: p50 within LateShare50 of the smallest delay
 	// plus LateAbs50, p99 within LateShare99 plus LateAbs99 (the delay
 	// line's accuracy bar).
@@ -35,8 +40,17 @@ type Limits struct {
 	LateAbs50   time.Duration `json:"late_abs_p50_ns"`
 	LateShare99 float64       `json:"late_share_p99"`
 	LateAbs99   time.Duration `json:"late_abs_p99_ns"`
-	// Saturated: the share of sampling windows with every CPU busy.
+	// Saturated: the share of sampling windows with the packet CPUs
+	// saturated. It decides only where no CPU queue probe ran.
 	Saturated float64 `json:"saturated_share"`
+	// CPU queue delay of the longest path per round trip: p50 within
+	// CPUShare50 of its RTT plus CPUAbs50, p99 within CPUShare99 plus
+	// CPUAbs99 (the delay line's accuracy bar: the CPU queue is an error
+	// in the path's delay like the line's lateness).
+	CPUShare50 float64       `json:"cpu_queue_share_p50"`
+	CPUAbs50   time.Duration `json:"cpu_queue_abs_p50_ns"`
+	CPUShare99 float64       `json:"cpu_queue_share_p99"`
+	CPUAbs99   time.Duration `json:"cpu_queue_abs_p99_ns"`
 	// RTTInflation: the loaded RTT floor at most this much above the
 	// configured propagation RTT, relative (the CPU's share of the path).
 	RTTInflation float64 `json:"rtt_inflation"`
@@ -49,10 +63,13 @@ type Limits struct {
 // DefaultLimits are cclab's bounds.
 func DefaultLimits() Limits {
 	return Limits{
-		LinkRate:    1.05,
+		LinkRate:    1.03,
+		LinkBurst:   netbuild.HTBBurst + 64<<10, // and one GSO packet
 		LateShare50: 0.05, LateAbs50: 10 * time.Microsecond,
 		LateShare99: 0.15, LateAbs99: 100 * time.Microsecond,
-		Saturated:    0.05,
+		Saturated:  0.05,
+		CPUShare50: 0.05, CPUAbs50: 10 * time.Microsecond,
+		CPUShare99: 0.15, CPUAbs99: 100 * time.Microsecond,
 		RTTInflation: 0.25,
 		RTTDrift:     0.10, RTTDriftAbs: 20 * time.Microsecond,
 	}
@@ -71,6 +88,16 @@ type Inputs struct {
 	// came from (nil: none was made).
 	Calibration *calibrate.Result
 	Base        *calibrate.Result
+	// CPUQueue is the CPU queue probe's report (nil: none ran); Path
+	// the fabric's longest path, which it is judged against.
+	CPUQueue *cpuqueue.Report
+	Path     Path
+}
+
+// Path is a path by its switch count and round-trip time.
+type Path struct {
+	Switches int   `json:"switches"`
+	RTTNs    int64 `json:"rtt_ns"`
 }
 
 // A Check is one invariant: what was measured, its bound, and whether it
@@ -82,6 +109,9 @@ type Check struct {
 	Limit  float64 `json:"limit"`
 	Unit   string  `json:"unit"`
 	Detail string  `json:"detail"`
+	// Advisory checks are reported but do not decide the verdict: a
+	// measure of their effect does.
+	Advisory bool `json:"advisory,omitempty"`
 }
 
 // Verdict is the judgement of one run.
@@ -109,7 +139,7 @@ func Judge(in Inputs, lim Limits) Verdict {
 	v := Verdict{Limits: lim}
 	add := func(c Check) {
 		v.Checks = append(v.Checks, c)
-		if !c.OK {
+		if !c.OK && !c.Advisory {
 			v.Reasons = append(v.Reasons, c.Name+": "+c.Detail)
 		}
 	}
@@ -126,17 +156,27 @@ func Judge(in Inputs, lim Limits) Verdict {
 }
 
 func linkRate(in Inputs, lim Limits, add func(Check)) {
-	worst := health.LinkRate{}
+	window := time.Duration(in.Health.Interval)
+	bound := func(l health.LinkRate) float64 {
+		if l.ConfigBps == 0 || window <= 0 {
+			return lim.LinkRate
+		}
+		return lim.LinkRate + float64(lim.LinkBurst*8)/(float64(l.ConfigBps)*window.Seconds())
+	}
+	// The link furthest above its own bound.
+	var worst health.LinkRate
+	over := -1e9
 	for _, l := range in.Health.Links {
-		if l.Ratio > worst.Ratio {
-			worst = l
+		if o := l.Ratio - bound(l); o > over {
+			worst, over = l, o
 		}
 	}
-	c := Check{Name: "link rate", Value: worst.Ratio, Limit: lim.LinkRate, Unit: "x configured", OK: worst.Ratio <= lim.LinkRate}
+	c := Check{Name: "link rate", Value: worst.Ratio, Limit: bound(worst), Unit: "x configured", OK: worst.Ratio <= bound(worst)}
 	if worst.Node == "" {
 		c.Detail = "no link reached half its rate"
 	} else {
-		c.Detail = fmt.Sprintf("busiest: %s/%s at %.3f x its %s", worst.Node, worst.Iface, worst.Ratio, mbps(worst.ConfigBps))
+		c.Detail = fmt.Sprintf("busiest against its bound: %s/%s at %.3f x its %s in a %v window (bound %.3f with HTB's burst)",
+			worst.Node, worst.Iface, worst.Ratio, mbps(worst.ConfigBps), window, bound(worst))
 	}
 	add(c)
 }
@@ -159,11 +199,31 @@ func lineLateness(in Inputs, lim Limits, add func(Check)) {
 func cpu(in Inputs, lim Limits, add func(Check)) {
 	c := in.Health.CPU
 	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: lim.Saturated, Unit: "share of windows", OK: c.SaturatedShare <= lim.Saturated,
+		Advisory: in.CPUQueue != nil,
 		Detail: fmt.Sprintf("packet processing saturated %.0f%% of %d windows (packet CPUs %v: softirq %.0f%%, busiest window %.0f%%, busy with anything in %.0f%% of windows; backlog median %d, max %d packets)",
 			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
+	cpuQueue(in, lim, add)
 	sn := in.Health.Softnet
 	add(Check{Name: "CPU backlog", Value: float64(sn.Dropped), Limit: 0, Unit: "packets dropped", OK: sn.Dropped == 0,
 		Detail: fmt.Sprintf("%d packets dropped by full CPU backlogs, %d softirq runs cut short", sn.Dropped, sn.TimeSqueeze)})
+}
+
+// cpuQueue judges the CPU queue the probe measured on a chain as long as
+// the longest path against that path's RTT.
+func cpuQueue(in Inputs, lim Limits, add func(Check)) {
+	q := in.CPUQueue
+	if q == nil {
+		return
+	}
+	p50, p99 := time.Duration(q.QueueP50Ns), time.Duration(q.QueueP99Ns)
+	rtt := time.Duration(in.Path.RTTNs)
+	b50 := time.Duration(lim.CPUShare50*float64(rtt)) + lim.CPUAbs50
+	b99 := time.Duration(lim.CPUShare99*float64(rtt)) + lim.CPUAbs99
+	add(Check{Name: "CPU queue p50", Value: us(p50), Limit: us(b50), Unit: "us per RTT", OK: p50 <= b50,
+		Detail: fmt.Sprintf("%v per round trip of a %d-link chain at the median, bound %v (the %d-switch path's RTT %v); %d echoes, idle %v",
+			p50, q.Links, b50, in.Path.Switches, rtt, q.Loaded.Samples, time.Duration(q.Idle.P50Ns))})
+	add(Check{Name: "CPU queue p99", Value: us(p99), Limit: us(b99), Unit: "us per RTT", OK: p99 <= b99,
+		Detail: fmt.Sprintf("%v per round trip at p99, bound %v", p99, b99)})
 }
 
 func rttFloor(in Inputs, lim Limits, add func(Check)) {

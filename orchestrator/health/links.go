@@ -13,13 +13,15 @@ import (
 
 // A LinkEnd is the egress of one interface: what it should carry at most.
 type LinkEnd struct {
-	Node       string `json:"node"`
-	Netns      string `json:"-"`
-	Iface      string `json:"iface"`
-	ConfigBps  uint64 `json:"configured_bps"`
-	lastTx     uint64
-	lastAt     time.Time
-	sawCounter bool
+	Node      string `json:"node"`
+	Netns     string `json:"-"`
+	Iface     string `json:"iface"`
+	ConfigBps uint64 `json:"configured_bps"`
+	lastTx    uint64
+	lastAt    time.Time
+	// lastUncertainty is how far lastAt may be off.
+	lastUncertainty time.Duration
+	sawCounter      bool
 }
 
 // LinkRate is what one egress achieved.
@@ -33,17 +35,29 @@ type LinkRate struct {
 	TxBytes   uint64  `json:"tx_bytes"`
 }
 
+// readTime is when counters were read, give or take uncertainty.
+type readTime struct {
+	at          time.Time
+	uncertainty time.Duration
+}
+
 // devCounter is one interface's line of /proc/net/dev.
 type devCounter struct{ txBytes, rxDrop, txDrop uint64 }
 
 // devCounters reads every interface's counters of a namespace from
 // /proc/thread-self/net/dev, which shows the calling thread's namespace,
-// and the time it read them.
-func devCounters(netns string) (map[string]devCounter, time.Time, error) {
+// and the time it read them: the middle of the read, and its uncertainty
+// (half the read's duration: a thread preempted mid-read on a busy
+// machine does not know when in that time the counters were taken).
+func devCounters(netns string) (map[string]devCounter, readTime, error) {
 	out := map[string]devCounter{}
-	var at time.Time
+	var at readTime
 	err := nsexec.Do(netns, func() error {
-		defer func() { at = time.Now() }()
+		t0 := time.Now()
+		defer func() {
+			d := time.Since(t0)
+			at = readTime{at: t0.Add(d / 2), uncertainty: d / 2}
+		}()
 		f, err := os.Open("/proc/thread-self/net/dev")
 		if err != nil {
 			return err

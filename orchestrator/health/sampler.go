@@ -101,13 +101,16 @@ func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 			v := c.txBytes
 			if !e.sawCounter {
 				s.startTx[e] = v
-			} else if dt := at.Sub(e.lastAt); dt >= s.opt.Interval*8/10 && v >= e.lastTx {
+			} else if dt := at.at.Sub(e.lastAt); dt >= s.opt.Interval*8/10 && v >= e.lastTx &&
+				at.uncertainty+e.lastUncertainty <= dt/50 {
 				// Shorter windows are a late previous read, not a
-				// faster link: they would overstate the rate.
+				// faster link; a read that took long (the thread
+				// preempted) leaves the window's length unknown. Either
+				// would overstate the rate.
 				bps := uint64(float64(v-e.lastTx) * 8 / dt.Seconds())
 				s.peak[e] = max(s.peak[e], bps)
 			}
-			e.lastTx, e.lastAt, e.sawCounter = v, at, true
+			e.lastTx, e.lastAt, e.lastUncertainty, e.sawCounter = v, at.at, at.uncertainty, true
 		}
 	}
 }

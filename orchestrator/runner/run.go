@@ -14,6 +14,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
+	"cclab/orchestrator/cpuqueue"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/delay/line"
 	"cclab/orchestrator/experiment"
@@ -192,9 +193,23 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	}()
 	rj.BuildTiming = net.Timing
 
+	// The CPU queue probe: a chain as long as the longest path, made
+	// before the delay line steers packet work, so that its packets are
+	// processed where the fabric's are.
+	hs := p.Plan.Hosts()
+	var cpuProbe *cpuqueue.Probe
+	if lp := longestPath(p.Plan, nil); lp.Switches > 0 || len(hs) >= 2 {
+		if cpuProbe, err = cpuqueue.Attach(opt.ID, lp.Switches+1); err != nil {
+			return sum, err
+		}
+	}
+
 	var steer []string
 	if experiment.On(p.Exp.Emulation.Steer, true) {
 		steer = net.Namespaces()
+		if cpuProbe != nil {
+			steer = append(steer, cpuProbe.Namespaces()...)
+		}
 	}
 	dl, err := net.ServeDelay(ctx, delay.ServeOptions{CPU: -1, Steer: steer})
 	if err != nil {
@@ -244,7 +259,6 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 
 	// The noise floor: between the first and the last host (the farthest
 	// apart in the generated topologies), before any traffic.
-	hs := p.Plan.Hosts()
 	a, b := hs[0].Name, hs[len(hs)-1].Name
 	rtt, err := health.PingPong(ctx, a, hosts[a], b, hosts[b], rttPort, opt.RTTSamples)
 	if err != nil {
@@ -291,6 +305,12 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	}
 	// Health covers the workload only, not the CPU that loading the
 	// extensions' BPF programs took.
+	if cpuProbe != nil {
+		if err := cpuProbe.Idle(ctx, 100); err != nil {
+			return sum, err
+		}
+		cpuProbe.Start()
+	}
 	sampler := health.StartSampler(linkEnds(p.Plan, net), health.SamplerOptions{
 		Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()})
 
@@ -312,11 +332,20 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	stopAll(ctx, started, &rj)
 	rj.Health = sampler.Stop()
 	rj.Health.RTT = rtt
+	if cpuProbe != nil {
+		cq, err := cpuProbe.Stop()
+		if err != nil {
+			rj.Errors = append(rj.Errors, err.Error())
+		} else {
+			rj.CPUQueue = &cq
+		}
+	}
 	stopLine()
 	rj.Delay = delay.NewReport(net.Delay, net.DelayEngine, lineStats)
 	rj.Fidelity = fidelity.Judge(fidelity.Inputs{
 		Health: rj.Health, Engine: string(net.DelayEngine), Line: lineStats, MinDelay: time.Duration(rj.Delay.MinNs),
 		Calibration: rj.Calibration, Base: laws.base,
+		CPUQueue: rj.CPUQueue, Path: longestPath(p.Plan, rj.Calibration),
 	}, fidelity.DefaultLimits())
 	fmt.Fprintf(log, "[%s] fidelity: %s\n", v.CC, rj.Fidelity)
 	if capt != nil {
@@ -437,4 +466,29 @@ func removeStaleDir(dir string) error {
 		return fmt.Errorf("remove stale run directory: %w", err)
 	}
 	return nil
+}
+
+// longestPath is the path with the most switches: its calibrated loaded
+// floor as its RTT, or its configured propagation RTT without a
+// calibration.
+func longestPath(plan *topology.Plan, cal *calibrate.Result) fidelity.Path {
+	var lp fidelity.Path
+	if cal != nil {
+		for _, c := range cal.Classes {
+			if c.Switches >= lp.Switches {
+				lp = fidelity.Path{Switches: c.Switches, RTTNs: c.FloorNs}
+			}
+		}
+		return lp
+	}
+	pds, err := plan.PathDelays()
+	if err != nil {
+		return lp
+	}
+	for _, pd := range pds {
+		if pd.Switches > lp.Switches || (pd.Switches == lp.Switches && 2*int64(pd.OneWay) > lp.RTTNs) {
+			lp = fidelity.Path{Switches: pd.Switches, RTTNs: 2 * int64(pd.OneWay)}
+		}
+	}
+	return lp
 }

@@ -7,6 +7,7 @@ import (
 	"cclab/analysis/ideal"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
+	"cclab/orchestrator/cpuqueue"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/fidelity"
@@ -41,6 +42,8 @@ type RunJSON struct {
 	Calibration *calibrate.Result  `json:"calibration,omitempty"`
 	Derived     *calibrate.Derived `json:"derived_params,omitempty"`
 	DerivedFrom string             `json:"derived_from,omitempty"`
+	// CPUQueue is what the CPU queue probe saw during the workload.
+	CPUQueue *cpuqueue.Report `json:"cpu_queue,omitempty"`
 	// Fidelity is the verdict on the emulation (docs/fidelity.md).
 	Fidelity     fidelity.Verdict `json:"fidelity"`
 	Capture      []capture.Stats  `json:"capture"`

@@ -1,4 +1,8 @@
-package calibrate
+// Package icmpecho times ICMP echoes by the kernel's receive timestamp: the
+// round trip of a path and the two kernels, as TCP's own RTT samples see
+// it, without either side's application scheduling (the remote kernel
+// answers an echo in softirq).
+package icmpecho
 
 import (
 	"context"
@@ -24,7 +28,8 @@ type RTT struct {
 	P99Ns   int64 `json:"p99_ns"`
 }
 
-func summarise(s []int64, lost int) RTT {
+// Summarise sorts s and summarises it.
+func Summarise(s []int64, lost int) RTT {
 	if len(s) == 0 {
 		return RTT{Lost: lost}
 	}
@@ -33,19 +38,19 @@ func summarise(s []int64, lost int) RTT {
 	return RTT{Samples: len(s), Lost: lost, MinNs: s[0], P10Ns: at(.10), P50Ns: at(.50), P90Ns: at(.90), P99Ns: at(.99)}
 }
 
-// A pinger sends ICMP echo requests from a host and times the replies by
-// the kernel's receive timestamp: the RTT of the path and the two kernels,
-// as TCP's own RTT samples see it, without either side's application
-// scheduling (the remote kernel answers an echo in softirq).
-type pinger struct {
+// A Pinger sends ICMP echo requests from one namespace and address to
+// another address and times the replies.
+type Pinger struct {
 	fd       int
 	src, dst netip.Addr
 	id       uint16
 	seq      uint16
 }
 
-func newPinger(ns string, src, dst netip.Addr, id uint16) (*pinger, error) {
-	p := &pinger{fd: -1, src: src, dst: dst, id: id}
+// New opens a raw ICMP socket in namespace ns bound to src; id tells its
+// echoes from other pingers'.
+func New(ns string, src, dst netip.Addr, id uint16) (*Pinger, error) {
+	p := &Pinger{fd: -1, src: src, dst: dst, id: id}
 	err := nsexec.Do(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
 		if err != nil {
@@ -55,20 +60,21 @@ func newPinger(ns string, src, dst netip.Addr, id uint16) (*pinger, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pinger in %s: %w", ns, err)
+		return nil, fmt.Errorf("icmp echo in %s: %w", ns, err)
 	}
 	if err := unix.SetsockoptInt(p.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-		p.close()
-		return nil, fmt.Errorf("pinger: SO_TIMESTAMPNS: %w", err)
+		p.Close()
+		return nil, fmt.Errorf("icmp echo: SO_TIMESTAMPNS: %w", err)
 	}
 	if err := unix.Bind(p.fd, &unix.SockaddrInet4{Addr: src.As4()}); err != nil {
-		p.close()
-		return nil, fmt.Errorf("pinger: bind %s: %w", src, err)
+		p.Close()
+		return nil, fmt.Errorf("icmp echo: bind %s: %w", src, err)
 	}
 	return p, nil
 }
 
-func (p *pinger) close() {
+// Close closes the socket.
+func (p *Pinger) Close() {
 	if p.fd >= 0 {
 		unix.Close(p.fd)
 		p.fd = -1
@@ -89,9 +95,9 @@ func icmpChecksum(b []byte) uint16 {
 	return ^uint16(s)
 }
 
-// one sends an echo request and returns its RTT, or ok false when no reply
+// One sends an echo request and returns its RTT, or ok false when no reply
 // came within timeout.
-func (p *pinger) one(timeout time.Duration) (rtt int64, ok bool, err error) {
+func (p *Pinger) One(timeout time.Duration) (rtt int64, ok bool, err error) {
 	p.seq++
 	req := make([]byte, 16)
 	req[0] = 8 // echo request
@@ -134,7 +140,7 @@ func (p *pinger) one(timeout time.Duration) (rtt int64, ok bool, err error) {
 
 // isReply checks an IPv4 packet for our echo reply: from dst, type 0, our
 // id and sequence number.
-func (p *pinger) isReply(b []byte) bool {
+func (p *Pinger) isReply(b []byte) bool {
 	if len(b) < 20 || b[0]>>4 != 4 {
 		return false
 	}
@@ -167,13 +173,13 @@ func realtime() int64 {
 	return ts.Nano()
 }
 
-// sample takes n RTT samples, gap apart; a lost echo counts as lost, not
+// Sample takes n RTT samples, gap apart; a lost echo counts as lost, not
 // as a sample.
-func (p *pinger) sample(ctx context.Context, n int, gap, timeout time.Duration) (RTT, error) {
+func (p *Pinger) Sample(ctx context.Context, n int, gap, timeout time.Duration) (RTT, error) {
 	var s []int64
 	lost := 0
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		rtt, ok, err := p.one(timeout)
+		rtt, ok, err := p.One(timeout)
 		if err != nil {
 			return RTT{}, err
 		}
@@ -187,5 +193,5 @@ func (p *pinger) sample(ctx context.Context, n int, gap, timeout time.Duration) 
 	if err := ctx.Err(); err != nil {
 		return RTT{}, err
 	}
-	return summarise(s, lost), nil
+	return Summarise(s, lost), nil
 }
