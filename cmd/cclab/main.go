@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newVMCmd(),
 		newCCCmd(),
 		newReproduceCmd(),
+		newCalibrateCmd(),
 	)
 	return root
 }

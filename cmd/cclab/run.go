@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cclab/internal/runid"
+	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/runner"
 
 	"github.com/spf13/cobra"
@@ -64,13 +65,34 @@ table and the run directory's path to stdout (JSON with --json).`,
 	return cmd
 }
 
+// printFidelity heads the summary: whether the emulation held in every
+// variant, and why not where it did not (docs/fidelity.md).
+func printFidelity(w io.Writer, res *runner.Result) {
+	var bad []runner.Summary
+	for _, s := range res.Runs {
+		if s.Fidelity != fidelity.Faithful {
+			bad = append(bad, s)
+		}
+	}
+	if len(bad) == 0 {
+		fmt.Fprintf(w, "emulation: faithful in all %d variants\n\n", len(res.Runs))
+		return
+	}
+	fmt.Fprintf(w, "emulation: DEGRADED in %d of %d variants: their numbers are not results (run.json fidelity)\n", len(bad), len(res.Runs))
+	for _, s := range bad {
+		fmt.Fprintf(w, "  %s: %s\n", s.CC, strings.Join(s.FidelityReasons, "; "))
+	}
+	fmt.Fprintln(w)
+}
+
 func ms(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
 
 func printSummary(w io.Writer, res *runner.Result) {
+	printFidelity(w, res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cc\tok\tfailed\tmedian FCT ms\tp99 FCT ms\tp50 slowdown\tp99 slowdown\tgoodput Mbit/s\tcpu sat.\tcapture drops\t")
+	fmt.Fprintln(tw, "cc\temulation\tok\tfailed\tmedian FCT ms\tp99 FCT ms\tp50 slowdown\tp99 slowdown\tgoodput Mbit/s\tcpu sat.\tcapture drops\t")
 	for _, s := range res.Runs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.0f%%\t%d\t\n", s.CC, s.OK, s.Failed,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.0f%%\t%d\t\n", s.CC, s.Fidelity, s.OK, s.Failed,
 			ms(s.MedianFCTNs), ms(s.P99FCTNs), s.MedianSlowdown, s.P99Slowdown, float64(s.GoodputBps)/1e6,
 			100*s.CPUSaturated, s.CaptureDrops)
 	}
