@@ -41,8 +41,12 @@ type Limits struct {
 	LateShare99 float64       `json:"late_share_p99"`
 	LateAbs99   time.Duration `json:"late_abs_p99_ns"`
 	// Saturated: the share of sampling windows with the packet CPUs
-	// saturated. It decides only where no CPU queue probe ran.
-	Saturated float64 `json:"saturated_share"`
+	// saturated. Where the CPU queue probe ran, the queue's delay is
+	// judged directly and saturation decides only above
+	// SaturatedWithProbe: then the CPU capped the run's rates for a
+	// quarter of it, which no queue shows.
+	Saturated          float64 `json:"saturated_share"`
+	SaturatedWithProbe float64 `json:"saturated_share_with_probe"`
 	// CPU queue delay of the longest path per round trip: p50 within
 	// CPUShare50 of its RTT plus CPUAbs50, p99 within CPUShare99 plus
 	// CPUAbs99 (the delay line's accuracy bar: the CPU queue is an error
@@ -109,9 +113,6 @@ type Check struct {
 	Limit  float64 `json:"limit"`
 	Unit   string  `json:"unit"`
 	Detail string  `json:"detail"`
-	// Advisory checks are reported but do not decide the verdict: a
-	// measure of their effect does.
-	Advisory bool `json:"advisory,omitempty"`
 }
 
 // Verdict is the judgement of one run.
@@ -139,7 +140,7 @@ func Judge(in Inputs, lim Limits) Verdict {
 	v := Verdict{Limits: lim}
 	add := func(c Check) {
 		v.Checks = append(v.Checks, c)
-		if !c.OK && !c.Advisory {
+		if !c.OK {
 			v.Reasons = append(v.Reasons, c.Name+": "+c.Detail)
 		}
 	}
@@ -198,8 +199,11 @@ func lineLateness(in Inputs, lim Limits, add func(Check)) {
 
 func cpu(in Inputs, lim Limits, add func(Check)) {
 	c := in.Health.CPU
-	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: lim.Saturated, Unit: "share of windows", OK: c.SaturatedShare <= lim.Saturated,
-		Advisory: in.CPUQueue != nil,
+	limit := lim.Saturated
+	if in.CPUQueue != nil {
+		limit = lim.SaturatedWithProbe
+	}
+	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: limit, Unit: "share of windows", OK: c.SaturatedShare <= limit,
 		Detail: fmt.Sprintf("packet processing saturated %.0f%% of %d windows (packet CPUs %v: softirq %.0f%%, busiest window %.0f%%, busy with anything in %.0f%% of windows; backlog median %d, max %d packets)",
 			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
 	cpuQueue(in, lim, add)

@@ -265,6 +265,14 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		rj.Errors = append(rj.Errors, err.Error())
 	}
 
+	// The CPU queue probe's idle RTT, before anything but the fabric's
+	// programs runs.
+	if cpuProbe != nil {
+		if err := cpuProbe.Idle(ctx, 100); err != nil {
+			return sum, err
+		}
+	}
+
 	var capt *capture.Session
 	if experiment.On(p.Exp.Capture.Enabled, true) {
 		if capt, err = capture.Start(dir, ports, int(p.Exp.Capture.Snaplen)); err != nil {
@@ -306,9 +314,6 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	// Health covers the workload only, not the CPU that loading the
 	// extensions' BPF programs took.
 	if cpuProbe != nil {
-		if err := cpuProbe.Idle(ctx, 100); err != nil {
-			return sum, err
-		}
 		cpuProbe.Start()
 	}
 	sampler := health.StartSampler(linkEnds(p.Plan, net), health.SamplerOptions{

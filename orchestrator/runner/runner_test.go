@@ -217,7 +217,7 @@ workload:
 		t.Fatalf("run.json: %+v", rj)
 	}
 	// The extension ran with the network up and its result is recorded.
-	if rj.Extensions.Probe.Namespaces != 18 || rj.Extensions.Probe.Flows != 8 || !probe.stopped {
+	if rj.Extensions.Probe.Namespaces != incastNamespaces || rj.Extensions.Probe.Flows != 8 || !probe.stopped {
 		t.Fatalf("extension: %+v, stopped %v", rj.Extensions, probe.stopped)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "probe.txt")); err != nil {
@@ -412,6 +412,10 @@ func processesIn(inodes map[uint64]bool) []string {
 	return out
 }
 
+// incastNamespaces is what the incast star's runs make: its 18 nodes and
+// the CPU queue probe's chain of 3 (two links, as its 1-switch paths).
+const incastNamespaces = 18 + 3
+
 // kill -9 in the middle of a run leaves its namespaces; cleanup.Clean of
 // its id removes every trace.
 func TestKill9ThenClean(t *testing.T) {
@@ -420,8 +424,8 @@ func TestKill9ThenClean(t *testing.T) {
 	cleanAfter(t, id)
 	cmd, stderr := startLongRun(t, bin, id)
 	inodes := netnsInodes(t, id)
-	if len(inodes) != 18 {
-		t.Fatalf("run has %d namespaces, want 18", len(inodes))
+	if len(inodes) != incastNamespaces {
+		t.Fatalf("run has %d namespaces, want %d", len(inodes), incastNamespaces)
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -434,7 +438,7 @@ func TestKill9ThenClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Namespaces) != 18 {
+	if len(rep.Namespaces) != incastNamespaces {
 		t.Errorf("clean removed %d namespaces", len(rep.Namespaces))
 	}
 	noLeftovers(t, id)
