@@ -17,7 +17,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var out, id string
-	var asJSON bool
+	var asJSON, strict bool
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
@@ -27,7 +27,7 @@ congestion control, captures every host port and writes a run directory
 table and the run directory's path to stdout (JSON with --json).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := runner.Options{Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion()}
+			opt := runner.Options{Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Strict: strict}
 			if id != "" {
 				rid, err := runid.Parse(id)
 				if err != nil {
@@ -62,6 +62,7 @@ table and the run directory's path to stdout (JSON with --json).`,
 	cmd.Flags().StringVar(&out, "out", "results", "parent directory of run directories")
 	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); its leftovers are removed first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail when a variant's emulation is degraded (docs/fidelity.md)")
 	return cmd
 }
 
