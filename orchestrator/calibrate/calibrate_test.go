@@ -107,9 +107,19 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 				t.Errorf("settings %v hold %s, which is pinned or not the law's", set, s)
 			}
 		}
-		want := fmt.Sprintf("powertcp.base_rtt_ns=%d", dv.BaseRTTNs)
-		if !slices.Contains(set, want) {
-			t.Errorf("settings %v lack %s", set, want)
+		// Every time constant follows the base RTT; HPCC's bytes per
+		// VAI token follow the BDP (100 Mbit/s x base RTT against the
+		// paper's 150 KB).
+		bdp := 100e6 / 8 * float64(dv.BaseRTTNs) / 1e9
+		for _, want := range []string{
+			fmt.Sprintf("powertcp.base_rtt_ns=%d", dv.BaseRTTNs),
+			fmt.Sprintf("swift.fs_range_ns=%d", dv.BaseRTTNs/2),
+			fmt.Sprintf("swift.vai_ai_div=%d", dv.BaseRTTNs*30/12000),
+			fmt.Sprintf("hpcc.vai_ai_div=%d", int64(1024*bdp/150000)),
+		} {
+			if !slices.Contains(set, want) {
+				t.Errorf("settings %v lack %s", set, want)
+			}
 		}
 		pinned := 0
 		for _, p := range dv.Params {

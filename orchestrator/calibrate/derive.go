@@ -43,6 +43,13 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 //     (30 ms stays under half the INT timestamp's wrap).
 //   - host bandwidth (every law): the hosts' link rate, when all hosts
 //     have the same.
+//   - Swift's flow-scaling range: half the base RTT, the law's own
+//     default ratio (25 us of its 50 us).
+//   - Variable AI's congestion per token, the fast-convergence paper's
+//     values scaled from its fabric (largest base RTT 12 us, 100 Gbit/s
+//     hosts, BDP 150 KB) by the scaling rule (docs/scaling.md): Swift's
+//     30 ns of queueing delay per token with the RTT, HPCC's 1 KB of
+//     queue per token with the BDP.
 type Derived struct {
 	BaseRTTNs         int64   `json:"base_rtt_ns"`
 	SwiftBaseTargetNs int64   `json:"swift_base_target_ns"`
@@ -50,6 +57,9 @@ type Derived struct {
 	SwiftHops         int     `json:"swift_hops"`
 	IntMaxAgeNs       int64   `json:"int_max_age_ns"`
 	HostBwMbps        int64   `json:"host_bw_mbps,omitempty"`
+	SwiftFsRangeNs    int64   `json:"swift_fs_range_ns"`
+	SwiftVaiAiDivNs   int64   `json:"swift_vai_ai_div_ns"`
+	HpccVaiAiDivBytes int64   `json:"hpcc_vai_ai_div_bytes,omitempty"`
 	Params            []Param `json:"params"` // per law, with what the experiment pinned
 }
 
@@ -57,12 +67,21 @@ type Derived struct {
 // above the loaded floors' intercept.
 const swiftHeadroomDiv = 4
 
+// The fast-convergence paper's fabric and Variable AI settings, which
+// the scaling rule carries over.
+const (
+	paperBaseRTTNs     = 12000   // largest base RTT: 5 switches, 1 us links
+	paperHostBps       = 100e9   // host links
+	paperSwiftAiDivNs  = 30      // Swift: 30 ns of queueing per token
+	paperHpccAiDivByte = 1 << 10 // HPCC: 1 KB of queue per token
+)
+
 // lawParams lists which derived parameter each law has.
 var lawParams = map[string][]string{
 	"powertcp":       {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
 	"theta_powertcp": {"base_rtt_ns", "host_bw_mbps"},
-	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
-	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops"},
+	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns", "vai_ai_div"},
+	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div"},
 }
 
 // Derive applies the rule to a calibration of plan. pinned holds the
@@ -92,6 +111,13 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	d.SwiftHops = hi.Switches
 	d.IntMaxAgeNs = min(max(20*d.BaseRTTNs, int64(time.Millisecond)), int64(30*time.Millisecond))
 	d.HostBwMbps = hostMbps(plan)
+	d.SwiftFsRangeNs = d.BaseRTTNs / 2
+	d.SwiftVaiAiDivNs = max(1, d.BaseRTTNs*paperSwiftAiDivNs/paperBaseRTTNs)
+	if d.HostBwMbps > 0 {
+		// bytes = 1 KB * (host_bw * base_rtt) / (100 Gbit/s * 12 us)
+		bdp := float64(d.HostBwMbps) * 1e6 / 8 * float64(d.BaseRTTNs) / 1e9
+		d.HpccVaiAiDivBytes = max(1, int64(paperHpccAiDivByte*bdp/(paperHostBps/8*paperBaseRTTNs/1e9)))
+	}
 
 	values := map[string]struct {
 		v    int64
@@ -103,11 +129,22 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the loaded floors against switches"},
 		"hops":           {int64(d.SwiftHops), "switches of the longest class"},
 		"host_bw_mbps":   {d.HostBwMbps, "the hosts' link rate (topology)"},
+		"fs_range_ns":    {d.SwiftFsRangeNs, "base RTT / 2 (the law's default ratio)"},
+	}
+	perLaw := map[string]map[string]struct {
+		v    int64
+		rule string
+	}{
+		"swift": {"vai_ai_div": {d.SwiftVaiAiDivNs, "30 ns per token (paper) x base RTT / 12 us"}},
+		"hpcc":  {"vai_ai_div": {d.HpccVaiAiDivBytes, "1 KB per token (paper) x BDP / 150 KB"}},
 	}
 	for _, law := range laws {
 		for _, name := range lawParams[law] {
-			v := values[name]
-			if name == "host_bw_mbps" && v.v == 0 {
+			v, ok := perLaw[law][name] // the same name in another law's units
+			if !ok {
+				v = values[name]
+			}
+			if v.v == 0 && (name == "host_bw_mbps" || name == "vai_ai_div") {
 				continue // hosts at different rates: the law's default stands
 			}
 			p := Param{Law: law, Name: name, Value: v.v, Rule: v.rule}

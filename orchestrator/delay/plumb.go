@@ -187,6 +187,10 @@ func netemBands(h *netlink.Handle, sink netlink.Link, p PortPlan) error {
 	bands := max(2, len(p.Classes)) // prio wants at least two
 	prio := netlink.NewPrio(netlink.QdiscAttrs{LinkIndex: sink.Attrs().Index, Handle: netlink.MakeHandle(prioMajor, 0), Parent: netlink.HANDLE_ROOT})
 	prio.Bands = uint8(bands)
+	// Every priority to band 0: the take program classifies each packet
+	// itself, and the library's default map names bands 0-2, which a
+	// two-band prio refuses (EINVAL).
+	prio.PriorityMap = [16]uint8{}
 	if err := h.QdiscAdd(prio); err != nil {
 		return fmt.Errorf("prio qdisc on %s: %w", sink.Attrs().Name, err)
 	}

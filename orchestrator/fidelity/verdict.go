@@ -71,7 +71,7 @@ func DefaultLimits() Limits {
 		LinkBurst:   netbuild.HTBBurst + 64<<10, // and one GSO packet
 		LateShare50: 0.05, LateAbs50: 10 * time.Microsecond,
 		LateShare99: 0.15, LateAbs99: 100 * time.Microsecond,
-		Saturated:  0.05,
+		Saturated: 0.05, SaturatedWithProbe: 0.25,
 		CPUShare50: 0.05, CPUAbs50: 10 * time.Microsecond,
 		CPUShare99: 0.15, CPUAbs99: 100 * time.Microsecond,
 		RTTInflation: 0.25,

@@ -147,7 +147,7 @@ var requiredChecks = []string{
 	"rmmod_busy_powertcp", "rmmod_busy_hpcc", "rmmod_busy_theta_powertcp", "rmmod_busy_swift",
 	"rmmod_idle_powertcp", "rmmod_idle_hpcc", "rmmod_idle_theta_powertcp", "rmmod_idle_swift",
 	"no_leak_powertcp", "no_leak_hpcc", "no_leak_theta_powertcp", "no_leak_swift", "no_leak_theta_3sw",
-	"rmmod_cclab_int", "dmesg_clean",
+	"rmmod_cclab_int", "netem_rtt_1sw", "netem_rtt_3sw", "dmesg_clean",
 }
 
 // requiredINT are the checks with real INT (switch, host agent, cclab_int),

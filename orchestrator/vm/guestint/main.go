@@ -10,6 +10,12 @@
 // Output: RUN=, NS_SRC=, NS_DST=, DST_ADDR=, CGROUP=, SWITCH_ATTACH= (tcx
 // or classic, as the kernel allows) and then READY; or UNAVAILABLE
 // <reason> and exit status 3.
+//
+//	guestint -rtt TOPOLOGY.yaml SRC DST
+//
+// measures what the kernel's delay engine (netem) adds to the SRC-DST
+// round trip (orchestrator/vm/delaycheck) and prints ENGINE=,
+// CONFIGURED_NS=, DELAYED_NS=, UNDELAYED_NS=, ADDED_NS=.
 package main
 
 import (
@@ -23,21 +29,43 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/topology"
+	"cclab/orchestrator/vm/delaycheck"
 	"cclab/tcopt/agent"
 	intswitch "cclab/tcopt/switch"
 )
 
 func main() {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: guestint TOPOLOGY.yaml SRC DST")
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) == 5 && os.Args[1] == "-rtt" {
+		if err := rtt(ctx, os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "guestint:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: guestint [-rtt] TOPOLOGY.yaml SRC DST")
+		os.Exit(2)
+	}
 	if err := run(ctx, os.Args[1], os.Args[2], os.Args[3]); err != nil {
 		fmt.Fprintln(os.Stderr, "guestint:", err)
 		os.Exit(1)
 	}
+}
+
+func rtt(ctx context.Context, file, src, dst string) error {
+	plan, err := topology.Load(file)
+	if err != nil {
+		return err
+	}
+	r, err := delaycheck.Measure(ctx, plan, src, dst, netbuild.Options{DefaultCC: "cubic"}, 100)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	fmt.Printf("ENGINE=%s\nCONFIGURED_NS=%d\nDELAYED_NS=%d\nUNDELAYED_NS=%d\nADDED_NS=%d\n",
+		r.Engine, r.Configured.Nanoseconds(), r.Delayed.Nanoseconds(), r.Undelayed.Nanoseconds(), r.Added.Nanoseconds())
+	return nil
 }
 
 func run(ctx context.Context, file, src, dst string) error {
