@@ -156,8 +156,17 @@ func medianCost(p *ebpf.Program, period time.Duration, quit <-chan struct{}) flo
 	}
 }
 
+// The 300 ns target was set on a machine where DCTCP, the smallest law
+// with the same glue, cost dctcpReference per ACK (median of the 13 runs
+// in docs/performance.md, 2026-11-21). On a slower machine the target
+// scales with DCTCP's cost measured in the same test: struct_ops calls
+// there cost more whatever the law (on the AMD host of 2026-11-25, with
+// its Safe-RET mitigation, trivial callbacks took 160-260 ns).
+const dctcpReference = 120.0 // ns per ACK
+
 // The per-ACK cost of each law (cong_control runs on every ACK) is within
-// the 300 ns target; figures go to docs/performance.md.
+// the 300 ns target, scaled by this machine's speed against the machine
+// it was set on; figures go to docs/performance.md.
 func TestPerACKCost(t *testing.T) {
 	settings := map[string][]string{
 		"powertcp":       {"host_bw_mbps=500", "base_rtt_ns=200000"},
@@ -165,7 +174,18 @@ func TestPerACKCost(t *testing.T) {
 		"theta_powertcp": {"host_bw_mbps=500", "base_rtt_ns=1000000"},
 		"swift":          {"host_bw_mbps=500", "base_rtt_ns=200000", "base_target_ns=1000000", "min_cwnd_bytes=1448"},
 	}
-	const target = 300.0 // ns per call
+	// The yardstick: DCTCP's cost here, best of three.
+	yard := 0.0
+	{
+		r := loadForTest(t, "dctcp")
+		for try := 0; try < 3; try++ {
+			if c := perCallCost(t, r, false)["cc_cong_control"][2]; yard == 0 || c < yard {
+				yard = c
+			}
+		}
+	}
+	target := 300.0 * max(1, yard/dctcpReference) // ns per call
+	t.Logf("yardstick: DCTCP %.0f ns per ACK here (%.0f on the reference machine): target %.0f ns", yard, dctcpReference, target)
 	type costCase struct {
 		name, law string
 		settings  []string
@@ -213,8 +233,8 @@ func TestPerACKCost(t *testing.T) {
 			}
 			t.Logf("%s: cong_control %.0f ns per ACK (median of 5 ms intervals; whole-run mean %.0f ns)", law, c[2], c[0])
 			switch {
-			case law == "swift_fbs_off":
-				// Only attributes Swift's cost: no target.
+			case law == "swift_fbs_off" || law == "dctcp":
+				// Attribution and the yardstick: no target.
 			case c[2] > target:
 				t.Errorf("cong_control %.0f ns per ACK > %.0f ns", c[2], target)
 			}
