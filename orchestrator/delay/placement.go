@@ -30,7 +30,8 @@ type PortPlan struct {
 	// Sources gives each source host's class (index into Classes).
 	Sources map[netip.Addr]int `json:"sources"`
 	// Buffers is each class's line buffer in bytes: what the switch's
-	// other links can bring in during the class's delay, twice over.
+	// other links can bring in during the class's delay, twice over,
+	// plus 1 MiB.
 	Buffers []int64 `json:"buffers_bytes"`
 }
 

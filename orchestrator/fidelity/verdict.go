@@ -28,9 +28,10 @@ const (
 // Limits are the invariants' bounds (docs/fidelity.md gives the reasons).
 type Limits struct {
 	// LinkRate: no loaded link's busiest window above this many times
-	// its configured rate, plus what LinkBurst bytes add to a window at
-	// that rate: HTB lets a class send its burst and one packet beyond
-	// its tokens, a tenth of a 100 ms window at 100 Mbit/s.
+	// its configured rate (2 % for the windows' timing, which the sampler
+	// knows to 2 %, and 1 % to spare), plus what LinkBurst bytes add to a
+	// window at that rate: HTB lets a class send its burst and one packet
+	// beyond its tokens, a tenth of a 100 ms window at 100 Mbit/s.
 	LinkRate  float64 `json:"link_rate_ratio"`
 	LinkBurst int64   `json:"link_burst_bytes"`
 	// Delay line lateness: p50 within LateShare50 of the smallest delay

@@ -56,7 +56,8 @@ type SamplerOptions struct {
 	// Namespaces whose interfaces' drop counters are compared at Stop.
 	Namespaces []string
 	// PacketCPUs are the CPUs that process packets (nil: all); a window
-	// counts as saturated when they are at least 95 % busy together.
+	// counts as saturated when they spent at least 90 % of it in softirq,
+	// or a softirq run was cut short (CPU.SaturatedShare).
 	PacketCPUs []int
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -116,13 +117,19 @@ type lawState struct {
 	base        *calibrate.Result
 	baseVariant string
 	derived     *calibrate.Derived
+	// applied: the laws run with derived; false when the experiment has
+	// no `laws:` section and uses laws registered by someone else.
+	applied bool
 }
 
 // register registers the experiment's laws once, with its `laws:`
 // settings and what cal derives (unless the file pins it).
 func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *calibrate.Result, opt Options) error {
-	if ls.registered || len(p.Laws) == 0 {
+	if ls.registered {
 		return nil
+	}
+	if len(p.Laws) == 0 {
+		return ls.recordOnly(p, v, cal, opt)
 	}
 	settings := p.Exp.LawSettings()
 	if cal != nil {
@@ -141,7 +148,32 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 	if len(replaced) > 0 {
 		fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters\n", replaced)
 	}
+	ls.registered, ls.applied = true, cal != nil
+	return nil
+}
+
+// recordOnly is register for an experiment without a `laws:` section: the
+// run does not register cclab's laws it uses, so they keep the parameters
+// they were loaded with. What the calibration would give them is derived
+// all the same, recorded as not applied, and said on the log.
+func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt Options) error {
 	ls.registered = true
+	var used []string
+	for _, vr := range p.Variants {
+		if slices.Contains(cclaws.Laws(), vr.CC) && !slices.Contains(used, vr.CC) {
+			used = append(used, vr.CC)
+		}
+	}
+	if cal == nil || len(used) == 0 {
+		return nil
+	}
+	d, err := calibrate.Derive(cal, p.Plan, used, p.Exp.Laws)
+	if err != nil {
+		return err
+	}
+	ls.base, ls.baseVariant, ls.derived = cal, v, d
+	fmt.Fprintf(opt.Log, "calibration: %v keep the parameters they were registered with (no `laws:` section in the experiment); the calibration gives %v (run.json derived_params, not applied)\n",
+		used, d.Settings())
 	return nil
 }
 
@@ -245,7 +277,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err := laws.register(ctx, p, v.CC, rj.Calibration, opt); err != nil {
 		return sum, err
 	}
-	rj.Derived, rj.DerivedFrom = laws.derived, laws.baseVariant
+	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied
 	regs, err := registeredLaws(opt.Laws)
 	if err != nil {
 		return sum, err

@@ -42,6 +42,9 @@ type RunJSON struct {
 	Calibration *calibrate.Result  `json:"calibration,omitempty"`
 	Derived     *calibrate.Derived `json:"derived_params,omitempty"`
 	DerivedFrom string             `json:"derived_from,omitempty"`
+	// DerivedApplied: the laws ran with Derived (false: the experiment
+	// has no `laws:` section and they kept their registered parameters).
+	DerivedApplied bool `json:"derived_applied"`
 	// CPUQueue is what the CPU queue probe saw during the workload.
 	CPUQueue *cpuqueue.Report `json:"cpu_queue,omitempty"`
 	// Fidelity is the verdict on the emulation (docs/fidelity.md).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Constants the delay's tc programs share with their loader (Go reads
  * them through bpf2go's generated constants or mirrors them in
- * orchestrator/delay/programs.go). */
+ * orchestrator/delay/consts.go). */
 #ifndef CCLAB_DELAY_H
 #define CCLAB_DELAY_H
 
