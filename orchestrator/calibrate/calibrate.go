@@ -34,7 +34,11 @@ type Class struct {
 	AchievedBps   uint64 `json:"achieved_bps"`    // what the receiver got
 	Idle          RTT    `json:"idle_rtt"`        // kernel RTT, nothing else running
 	Loaded        RTT    `json:"loaded_rtt"`      // kernel RTT beside the paced flow
-	FloorNs       int64  `json:"loaded_floor_ns"` // the loaded median: the base RTT the laws should see
+	FloorNs       int64  `json:"loaded_floor_ns"` // the loaded echo median
+	// TCPFloorNs is the paced load's own smoothed RTT, median of its
+	// readings while the loaded echoes ran: the base RTT as the laws'
+	// samples see it (the derivation's input; 0 if it could not be read).
+	TCPFloorNs int64 `json:"tcp_floor_ns"`
 }
 
 // RTT summarises round-trip samples in nanoseconds.
@@ -140,8 +144,9 @@ func Run(ctx context.Context, plan *topology.Plan, opt Options) (*Result, error)
 		if err := measure(ctx, c, src, dst, uint16(i), opt); err != nil {
 			return nil, fmt.Errorf("calibrate %d-switch paths (%s -> %s): %w", c.Switches, c.Src, c.Dst, err)
 		}
-		fmt.Fprintf(opt.Log, "calibrate: %d-switch paths (%s -> %s): configured %v, idle %v, loaded %v at %.0f Mbit/s\n",
-			c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.Loaded.P50Ns), float64(c.AchievedBps)/1e6)
+		fmt.Fprintf(opt.Log, "calibrate: %d-switch paths (%s -> %s): configured %v, idle %v, loaded %v (TCP %v) at %.0f Mbit/s\n",
+			c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.Loaded.P50Ns),
+			time.Duration(c.TCPFloorNs), float64(c.AchievedBps)/1e6)
 	}
 	return &Result{Classes: classes, ElapsedNs: int64(time.Since(begin))}, nil
 }
@@ -164,7 +169,15 @@ func measure(ctx context.Context, c *Class, src, dst flows.Host, id uint16, opt 
 		return err
 	}
 	time.Sleep(opt.Warmup)
+	done := make(chan struct{})
+	tcp := make(chan int64, 1)
+	go func() {
+		r, _ := ld.sampleTCPRTT(time.Millisecond, done)
+		tcp <- r
+	}()
 	c.Loaded, err = p.Sample(ctx, opt.LoadedSamples, 200*time.Microsecond, timeout)
+	close(done)
+	c.TCPFloorNs = <-tcp
 	c.AchievedBps = ld.stop()
 	if err != nil {
 		return err

@@ -26,7 +26,9 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 // the topology, by the rule of docs/calibration.md:
 //
 //   - base RTT (PowerTCP's and theta-PowerTCP's tau, HPCC's T, Swift's
-//     line-rate start): the largest loaded floor of any class, rounded up
+//     line-rate start): the largest loaded floor of any class (the paced
+//     load's own TCP RTT, which holds the host's serialisation of its GSO
+//     packets and the ACK policy that the laws' samples see), rounded up
 //     to a microsecond; HPCC's T is "slightly above the largest base RTT"
 //     and the loaded floor already includes the CPU's share of the path.
 //   - Swift's target: its topology-based scaling through the loaded
@@ -95,7 +97,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	d := &Derived{}
 	lo, hi := r.Classes[0], r.Classes[0]
 	for _, c := range r.Classes {
-		d.BaseRTTNs = max(d.BaseRTTNs, c.FloorNs)
+		d.BaseRTTNs = max(d.BaseRTTNs, c.Floor())
 		if c.Switches < lo.Switches {
 			lo = c
 		}
@@ -105,9 +107,9 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	}
 	d.BaseRTTNs = roundUpUs(d.BaseRTTNs)
 	if hi.Switches > lo.Switches {
-		d.SwiftPerHopNs = max(0, (hi.FloorNs-lo.FloorNs)/int64(hi.Switches-lo.Switches))
+		d.SwiftPerHopNs = max(0, (hi.Floor()-lo.Floor())/int64(hi.Switches-lo.Switches))
 	}
-	d.SwiftBaseTargetNs = max(int64(time.Microsecond), roundUpUs(lo.FloorNs-int64(lo.Switches)*d.SwiftPerHopNs+d.BaseRTTNs/swiftHeadroomDiv))
+	d.SwiftBaseTargetNs = max(int64(time.Microsecond), roundUpUs(lo.Floor()-int64(lo.Switches)*d.SwiftPerHopNs+d.BaseRTTNs/swiftHeadroomDiv))
 	d.SwiftHops = hi.Switches
 	d.IntMaxAgeNs = min(max(20*d.BaseRTTNs, int64(time.Millisecond)), int64(30*time.Millisecond))
 	d.HostBwMbps = hostMbps(plan)
@@ -123,7 +125,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		v    int64
 		rule string
 	}{
-		"base_rtt_ns":    {d.BaseRTTNs, "largest loaded RTT floor of the path classes"},
+		"base_rtt_ns":    {d.BaseRTTNs, "largest loaded TCP RTT floor of the path classes"},
 		"int_max_age_ns": {d.IntMaxAgeNs, "20 base RTTs within [1 ms, 30 ms]"},
 		"base_target_ns": {d.SwiftBaseTargetNs, "intercept of the loaded floors against switches + base RTT / 4"},
 		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the loaded floors against switches"},
@@ -157,6 +159,15 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		}
 	}
 	return d, nil
+}
+
+// Floor is the class's base RTT as the laws see it: the paced load's TCP
+// RTT, or the echo floor where TCP's could not be read.
+func (c Class) Floor() int64 {
+	if c.TCPFloorNs > 0 {
+		return c.TCPFloorNs
+	}
+	return c.FloorNs
 }
 
 // Settings are the derived parameters that are not pinned, as `cclab cc

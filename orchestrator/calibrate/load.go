@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -95,6 +96,54 @@ func startLoad(ctx context.Context, src, dst flows.Host, port uint16, rate uint6
 		}
 	}()
 	return l, nil
+}
+
+// tcpRTT is the sender's smoothed RTT as its TCP stack has it
+// (TCP_INFO tcpi_rtt): the RTT the laws' own samples see, with the
+// host's serialisation of each GSO packet and the receiver's ACK policy
+// in it, which an ICMP echo has not.
+func (l *load) tcpRTT() (time.Duration, error) {
+	tc, ok := l.conn.(*net.TCPConn)
+	if !ok {
+		return 0, fmt.Errorf("calibration load: not a TCP connection")
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var info *unix.TCPInfo
+	var serr error
+	if err := rc.Control(func(fd uintptr) { info, serr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
+		return 0, err
+	}
+	if serr != nil {
+		return 0, serr
+	}
+	return time.Duration(info.Rtt) * time.Microsecond, nil
+}
+
+// sampleTCPRTT reads tcpRTT every gap until done closes, and returns the
+// median of what it read.
+func (l *load) sampleTCPRTT(gap time.Duration, done <-chan struct{}) (int64, error) {
+	var s []int64
+	for {
+		select {
+		case <-done:
+			if len(s) == 0 {
+				return 0, fmt.Errorf("calibration load: no TCP RTT read")
+			}
+			slices.Sort(s)
+			return s[len(s)/2], nil
+		case <-time.After(gap):
+		}
+		r, err := l.tcpRTT()
+		if err != nil {
+			return 0, err
+		}
+		if r > 0 {
+			s = append(s, int64(r))
+		}
+	}
 }
 
 // stop ends the flow and returns the rate the receiver got until now, bits
