@@ -124,11 +124,16 @@ func TestCalibrateCommand(t *testing.T) {
 		if c.AchievedBps == 0 {
 			t.Errorf("%d switches: no load got through", c.Switches)
 		}
-		largest = max(largest, c.FloorNs)
+		// The laws' floor is the load's own TCP RTT, within the echo
+		// floor's bounds too.
+		if f := c.Floor(); f < c.ConfiguredNs || f >= c.ConfiguredNs+int64(300*time.Microsecond) || c.TCPFloorNs == 0 {
+			t.Errorf("%d switches: TCP floor %v for %v configured", c.Switches, time.Duration(c.TCPFloorNs), time.Duration(c.ConfiguredNs))
+		}
+		largest = max(largest, c.Floor())
 	}
 	d := got.Derived
 	if want := (largest + 999) / 1000 * 1000; d.BaseRTTNs != want {
-		t.Errorf("base_rtt_ns %d, want the largest floor %d rounded up to a microsecond, %d", d.BaseRTTNs, largest, want)
+		t.Errorf("base_rtt_ns %d, want the largest TCP floor %d rounded up to a microsecond, %d", d.BaseRTTNs, largest, want)
 	}
 	laws := map[string]bool{}
 	for _, p := range d.Params {

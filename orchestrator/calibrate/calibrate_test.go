@@ -76,6 +76,11 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 			if c.FloorNs < c.ConfiguredNs || c.FloorNs > c.ConfiguredNs+int64(150*time.Microsecond) {
 				t.Errorf("%d switches: loaded floor %v for %v configured", c.Switches, time.Duration(c.FloorNs), time.Duration(c.ConfiguredNs))
 			}
+			// The load's own TCP RTT: what the laws' samples see, the
+			// base of their time constants.
+			if c.TCPFloorNs < c.ConfiguredNs || c.TCPFloorNs > c.ConfiguredNs+int64(300*time.Microsecond) {
+				t.Errorf("%d switches: TCP floor %v for %v configured", c.Switches, time.Duration(c.TCPFloorNs), time.Duration(c.ConfiguredNs))
+			}
 			if c.AchievedBps < c.LoadBps*8/10 || c.AchievedBps > c.LoadBps*11/10 {
 				t.Errorf("%d switches: load achieved %d bit/s, paced at %d", c.Switches, c.AchievedBps, c.LoadBps)
 			}
