@@ -273,15 +273,21 @@ func (p *Probe) Start() {
 	}()
 }
 
-// Stop ends the probing, closes the pinger and reports. The chain stays
-// until the run's namespaces go.
-func (p *Probe) Stop() (Report, error) {
+// Close ends the probing and closes the pinger; it may be called more
+// than once, and after Stop (a run that fails early calls it).
+func (p *Probe) Close() {
 	if p.stop != nil {
 		close(p.stop)
 		p.wg.Wait()
 		p.stop = nil
 	}
 	p.pinger.Close()
+}
+
+// Stop ends the probing, closes the pinger and reports. The chain stays
+// until the run's namespaces go.
+func (p *Probe) Stop() (Report, error) {
+	p.Close()
 	r := Report{Links: p.links, Idle: p.idle, Loaded: icmpecho.Summarise(p.samples, p.lost), IntervalNs: int64(p.interval)}
 	if p.err != nil {
 		return r, fmt.Errorf("cpu queue probe: %w", p.err)

@@ -234,6 +234,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		if cpuProbe, err = cpuqueue.Attach(opt.ID, lp.Switches+1); err != nil {
 			return sum, err
 		}
+		defer cpuProbe.Close()
 	}
 
 	var steer []string
