@@ -27,7 +27,8 @@ func replayFile(t *testing.T, l Law, file string, kv ...string) *Result {
 	return replayEvents(t, l, ev, kv...)
 }
 
-func replayEvents(t *testing.T, l Law, ev []Event, kv ...string) *Result {
+// paramsWith is law l's defaults with the assignments kv applied.
+func paramsWith(t *testing.T, l Law, kv ...string) *Params {
 	t.Helper()
 	p, err := DefaultParams(l)
 	if err != nil {
@@ -38,6 +39,12 @@ func replayEvents(t *testing.T, l Law, ev []Event, kv ...string) *Result {
 			t.Fatal(err)
 		}
 	}
+	return p
+}
+
+func replayEvents(t *testing.T, l Law, ev []Event, kv ...string) *Result {
+	t.Helper()
+	p := paramsWith(t, l, kv...)
 	res, err := Replay(context.Background(), p, ev, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -23,13 +23,6 @@ LAW_INLINE int int_hop_rate_ok(__u32 mbps)
 	return mbps >= 1 && mbps <= LAW_RATE_MAX_MBPS;
 }
 
-/* Half the time a port of rate_mbps (>= 1) takes to wrap txBytes, ns. */
-LAW_INLINE __u64 int_tx_half_wrap_ns(__u32 rate_mbps)
-{
-	/* INT_TX_WRAP bytes * 8000 / Mbit/s = ns; 2^25 * 8000 < 2^38 */
-	return INT_TX_WRAP * 8000ULL / (rate_mbps ? rate_mbps : 1) / 2;
-}
-
 /*
  * A port cannot send faster than its rate: a txBytes delta above twice
  * rate * dt (room for the 128-byte / 256-ns quantisation) is a counter
@@ -89,8 +82,8 @@ LAW_SUBPROG __u32 int_sig_check(const struct int_prev *prev,
 	if (gap > INT_TS_WRAP / 2)
 		return LAW_TR_INT_BAD;
 	/*
-	 * gap > int_tx_half_wrap_ns(rate) = floor(INT_TX_WRAP * 4000 / rate),
-	 * without the division: gap > floor(a / r) exactly when gap * r > a
+	 * gap > half the time the port takes to wrap txBytes, i.e.
+	 * floor(INT_TX_WRAP * 8000 / rate / 2) ns, without the division: gap > floor(a / r) exactly when gap * r > a
 	 * (rates checked >= 1 above; gap <= 2^25, rate < 2^20).
 	 */
 	for (i = 0; i < INT_MAX_HOPS && i < e->nhops; i++)

@@ -54,15 +54,7 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 	case Swift:
 		kv = append([]string{fmt.Sprintf("host_bw_mbps=%d", rateMbps)}, kv...)
 	}
-	p, err := DefaultParams(l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range kv {
-		if err := p.SetAssignment(a); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := paramsWith(t, l, kv...)
 	flows := make([]*loopFlow, nflows)
 	for i := range flows {
 		c, out, err := NewController(p, 0, mss)

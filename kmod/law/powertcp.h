@@ -2,7 +2,8 @@
 /*
  * PowerTCP (Addanki et al., NSDI 2022, powertcp.txt), Algorithm 1.
  * Per hop: current = dq/dt + txRate, voltage = qlen + B*tau, normalised
- * power = current * voltage / (B^2 * tau); the largest over hops is
+ * power = current * voltage / (B^2 * tau), saturated at LAW_SIGNAL_MAX_PPM
+ * as a product (never a factor); the largest over hops is
  * smoothed over dt/tau and drives
  *	cwnd = gamma * (cwnd_old / power + beta) + (1 - gamma) * cwnd,
  * cwnd_old being the window in force when the acked data was sent
@@ -126,8 +127,14 @@ LAW_SUBPROG __u64 powertcp_norm_power(const struct int_prev *prev,
 		} else {
 			bdp = law_bdp_bytes(rate, tau_ns);
 			bdp += !bdp;
-			v_ppm = law_min64((h->qlen + bdp) * LAW_PPM / bdp, LAW_SIGNAL_MAX_PPM);
-			power = law_min64(i_ppm * v_ppm / LAW_PPM, LAW_SIGNAL_MAX_PPM);
+			/* (qlen + bdp) < 2^39: v < 2^59, unclamped: the
+			 * product saturates, not a factor (i < 1 with a
+			 * queue of more than 1000 BDP) */
+			v_ppm = (h->qlen + bdp) * LAW_PPM / bdp;
+			if (i_ppm && v_ppm > LAW_SIGNAL_MAX_PPM * LAW_PPM / i_ppm)
+				power = LAW_SIGNAL_MAX_PPM;
+			else	/* i * v <= MAX * 1e6 = 1e15 */
+				power = i_ppm * v_ppm / LAW_PPM;
 		}
 		if (power > norm || !best_dt) {
 			norm = power;

@@ -5,7 +5,8 @@
  *	target = base_target + hops * per_hop (topology-based scaling)
  *	         + fbs(cwnd) (flow-based scaling: higher for small windows);
  *	delay < target: additive increase, ai bytes per RTT
- *	  (cwnd += ai * acked / cwnd; below one segment cwnd += ai * acked / mss);
+ *	  (cwnd += ai * acked / cwnd, the remainder carried; below one segment
+ *	  cwnd += ai * acked / mss);
  *	else, at most once per RTT: cwnd *= max(1 - beta * (delay - target) /
  *	  delay, max_mdf).
  * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
@@ -46,7 +47,8 @@ struct swift_state {
 	struct vai_state vai;
 	__u64 cwnd;		/* bytes, may be below one segment */
 	__u64 t_last_decrease;	/* ns */
-	__u64 delay_ns;		/* last delay sample */
+	__u32 delay_us;		/* last delay sample (the ACK's rtt_us) */
+	__u32 ai_rem;		/* AI: what ai * acked / cwnd left over (< cwnd) */
 	__u64 wref;		/* SF: reference window, bytes */
 	__u32 target_ns;	/* last target delay (< 2^32: swift_target_ns) */
 	__u32 fbs_hi_ppm;	/* 1/sqrt(fs_min_cwnd), cached at init (<= 1e9) */
@@ -190,23 +192,6 @@ LAW_SUBPROG __u64 swift_fbs_of_root(__u64 top, __u64 hi, __u64 lo,
 	return law_min64(top, LAW_RTT_MAX_NS) * (c - lo) / (hi - lo);
 }
 
-LAW_SUBPROG __u64 swift_fbs_scaled(const struct swift_params *p, __u64 hi,
-				   __u64 lo, __u64 cwnd_mppm)
-{
-	__u64 top;
-
-	if (!p)
-		return 0;
-	top = law_min64(p->fs_range_ns, LAW_RTT_MAX_NS);
-	/* Outside [fs_min, fs_max] no square root is needed. */
-	if (!top || cwnd_mppm >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)
-		return 0;
-	if (cwnd_mppm <= p->fs_min_cwnd_mppm)
-		return top;
-	return swift_fbs_of_root(top, hi, lo,
-				 law_isqrt(law_max64(cwnd_mppm, 1)));
-}
-
 LAW_INLINE __u64 swift_fbs_hi_ppm(const struct swift_params *p)
 {
 	return swift_inv_sqrt_ppm(law_max64(p->fs_min_cwnd_mppm, 1));
@@ -217,19 +202,8 @@ LAW_INLINE __u64 swift_fbs_lo_ppm(const struct swift_params *p)
 	return swift_inv_sqrt_ppm((__u64)law_max64(p->fs_max_cwnd_segs, 1) * LAW_PPM);
 }
 
-/* The FBS term of the target for a window of cwnd bytes. */
-LAW_INLINE __u64 swift_fbs_ns(const struct swift_params *p, __u64 cwnd,
-			      __u32 mss)
-{
-	if (!p->fs_range_ns || !mss)
-		return 0;
-	return swift_fbs_scaled(p, swift_fbs_hi_ppm(p),
-				swift_fbs_lo_ppm(p),
-				law_min64(cwnd, LAW_CWND_CAP_MAX) * LAW_PPM / mss);
-}
-
 /*
- * The FBS term for the current window (swift_fbs_scaled's), its square
+ * The FBS term for the current window, its square
  * root taken from the previous ACK's (kept in s->fbs_root), and the term
  * itself kept for an unchanged window.
  */
@@ -296,7 +270,7 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 			     __u32 mss, struct law_out *out)
 {
 	__u64 lo = law_min64(law_max64(p->min_cwnd_bytes, 1), mss);
-	__u64 rtt = s->delay_ns ? s->delay_ns :
+	__u64 rtt = s->delay_us ? (__u64)s->delay_us * LAW_NSEC_PER_USEC :
 		    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS);
 
 	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
@@ -305,7 +279,7 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 	out->pacing_rate = LAW_UNLIKELY(s->cwnd < mss) ?
 		law_rate_Bps(s->cwnd, rtt) : LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
-		law_min64(law_min64(s->delay_ns, SWIFT_DELAY_MAX_NS) * LAW_PPM /
+		law_min64((__u64)s->delay_us * LAW_NSEC_PER_USEC * LAW_PPM /
 			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;
 }
 
@@ -324,6 +298,27 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
 	s->wref = s->cwnd;
+}
+
+/*
+ * Additive increase of one ACK: ai * acked / cwnd bytes (below one
+ * segment ai * acked / mss), ai bytes per RTT. The remainder of the
+ * division is carried to the next ACK: in whole bytes alone an ACK adds
+ * nothing once ai * acked < cwnd (above 2 MB with ai and acked one
+ * segment), and a window that large would never grow.
+ */
+LAW_INLINE __u64 swift_ai_add(struct swift_state *s, __u64 ai, __u64 acked,
+			      __u32 mss)
+{
+	/* cwnd <= 2^30 (law_out_cwnd), so the remainder fits 32 bits */
+	__u64 div = law_min64(s->cwnd >= mss ? s->cwnd : mss, LAW_CWND_CAP_MAX);
+	/* ai, acked <= 2^30: the product and the remainder fit */
+	__u64 n = law_min64(ai, LAW_CWND_CAP_MAX) *
+		  law_min64(acked, LAW_CWND_CAP_MAX) + s->ai_rem;
+
+	div += !div;
+	s->ai_rem = (__u32)(n % div);
+	return n / div;
 }
 
 /* What one ACK's window change depends on, besides the state. */
@@ -367,13 +362,10 @@ LAW_COLD __u32 swift_vai_step(struct swift_state *s,
 		       VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
 		trace |= LAW_TR_VAI;
-	/* ai * acked / cwnd (ai, acked < 2^30: the product fits), only
-	 * where the window grows: below target, or always with VAI. */
+	/* Only where the window grows: below target, or always with VAI. */
 	add = 0;
 	if (!x->congested || p->vai.enable)
-		add = law_min64(ai, LAW_CWND_CAP_MAX) *
-		      law_min64(acked, LAW_CWND_CAP_MAX) /
-		      (s->cwnd >= x->mss ? s->cwnd : x->mss);
+		add = swift_ai_add(s, ai, acked, x->mss);
 	if (p->vai.sf_acks) {
 		/*
 		 * Sampling Frequency (section V-B): every ACK's window comes
@@ -439,7 +431,7 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		return;
 	}
 	target = swift_target_ns(s, p, ack, mss);
-	s->delay_ns = delay;
+	s->delay_us = (__u32)(delay / LAW_NSEC_PER_USEC);	/* <= 1e7 */
 	/* base <= 1e9, 15 hops * 6.25e7, FBS <= 1e9: below 2^32 */
 	s->target_ns = (__u32)target;
 	congested = delay >= target;
@@ -458,12 +450,10 @@ LAW_INLINE void swift_on_ack(struct swift_state *s, const struct swift_params *p
 		vai = swift_vai_step(s, p, &x);
 		out->trace |= vai & ~SWIFT_COMMIT;
 	} else if (!congested) {
-		/* Additive increase: ai * acked / cwnd (ai, acked < 2^30:
-		 * the product fits). */
 		s->cwnd = law_min64(s->cwnd +
-				    law_min64(p->ai_bytes, 1U << 24) *
-				    law_min64(acked, LAW_CWND_CAP_MAX) /
-				    (s->cwnd >= mss ? s->cwnd : mss),
+				    swift_ai_add(s, law_min64(p->ai_bytes,
+							      1U << 24),
+						 acked, mss),
 				    LAW_CWND_CAP_MAX);
 	} else if (!s->decreased || ack->now_ns < s->t_last_decrease ||
 		   ack->now_ns - s->t_last_decrease >= delay) {

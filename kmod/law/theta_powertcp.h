@@ -75,21 +75,26 @@ LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,
 
 /*
  * normPower: (theta_dot + 1) * RTT / tau in ppm, where
- * theta_dot + 1 = (RTT - prevRTT + dt) / dt, floored at 0.
+ * theta_dot + 1 = (RTT - prevRTT + dt) / dt, floored at 0. The product is
+ * saturated at LAW_SIGNAL_MAX_PPM, never a factor: a gradient above the
+ * cap times an RTT below tau may still be below it.
  */
 LAW_INLINE __u64 theta_norm_power(__u64 rtt_ns, __u64 prev_rtt_ns, __u64 dt_ns,
 				  __u64 tau_ns)
 {
-	__u64 grad1_ppm, power;
+	__u64 grad1_ppm, rtt = law_min64(rtt_ns, THETA_RTT_MAX_NS);
 
-	if (rtt_ns + dt_ns > prev_rtt_ns)
-		grad1_ppm = law_min64((rtt_ns + dt_ns - prev_rtt_ns) * LAW_PPM /
-				      dt_ns, LAW_SIGNAL_MAX_PPM);
-	else
-		grad1_ppm = 0;
-	/* grad1 <= 1e9, rtt <= 1e10: the product fits in 64 bits */
-	power = grad1_ppm * law_min64(rtt_ns, THETA_RTT_MAX_NS) / tau_ns;
-	return law_min64(power, LAW_SIGNAL_MAX_PPM);
+	if (rtt + dt_ns <= prev_rtt_ns)
+		return 0;
+	/* rtt + dt <= 2e10, dt >= 1: grad1 < 2^55 */
+	grad1_ppm = (rtt + dt_ns - prev_rtt_ns) * LAW_PPM / dt_ns;
+	/* grad1 <= 1e9 and rtt <= 1e10: the product fits in 64 bits */
+	if (LAW_LIKELY(grad1_ppm <= LAW_SIGNAL_MAX_PPM))
+		return law_min64(grad1_ppm * rtt / tau_ns, LAW_SIGNAL_MAX_PPM);
+	/* MAX * tau <= 1e18; below it grad1 * rtt <= MAX * tau fits too */
+	if (!rtt || grad1_ppm > LAW_SIGNAL_MAX_PPM * tau_ns / rtt)
+		return rtt ? LAW_SIGNAL_MAX_PPM : 0;
+	return law_min64(grad1_ppm * rtt / tau_ns, LAW_SIGNAL_MAX_PPM);
 }
 
 LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
@@ -105,18 +110,27 @@ LAW_INLINE void theta_powertcp_on_ack(struct theta_powertcp_state *s,
 	out->trace = 0;
 	if (!rtt) {
 		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
-	} else if (!s->prev_rtt_ns || ack->now_ns <= s->prev_t_ns) {
-		/* First sample (or no time passed): nothing to differentiate. */
+	} else if (!s->prev_rtt_ns) {
+		/* First sample: nothing to differentiate yet. */
 		out->trace |= LAW_TR_HOLD;
-		if (!s->prev_rtt_ns || ack->now_ns < s->prev_t_ns) {
-			s->prev_rtt_ns = rtt;
-			s->prev_t_ns = ack->now_ns;
-		}
+		s->prev_rtt_ns = rtt;
+		s->prev_t_ns = ack->now_ns;
 	} else {
-		dt = law_min64(ack->now_ns - s->prev_t_ns, THETA_RTT_MAX_NS);
-		s->power_ppm = law_smooth(s->power_ppm,
-					  theta_norm_power(rtt, s->prev_rtt_ns,
-							   dt, tau), dt, tau);
+		/*
+		 * dt = 0 (two ACKs in one instant, or a clock that went
+		 * back): Delta t = 0 leaves Gamma_smooth as it is (Alg. 2,
+		 * line 21). prevRTT and t_prev are taken on every ACK (lines
+		 * 12-13) and updateWindow runs on its per-RTT gate alike.
+		 */
+		if (ack->now_ns > s->prev_t_ns) {
+			dt = law_min64(ack->now_ns - s->prev_t_ns,
+				       THETA_RTT_MAX_NS);
+			s->power_ppm = law_smooth(s->power_ppm,
+						  theta_norm_power(rtt,
+								   s->prev_rtt_ns,
+								   dt, tau),
+						  dt, tau);
+		}
 		s->prev_rtt_ns = rtt;
 		s->prev_t_ns = ack->now_ns;
 		/* updateWindow runs once per RTT. */
