@@ -5,11 +5,10 @@
  * <law>_init()/<law>_on_ack(); this file only feeds them the socket's state
  * and the INT echo, and applies their window and pacing rate.
  *
- * A module defines, then includes this file once:
- *	CCLAB_LAW	the law's prefix (powertcp -> struct powertcp_params ...)
- *	CCLAB_LAW_ID	its id in the tracepoint (trace_cclab.h)
- *	CCLAB_LAW_NAME	the congestion-control name ("powertcp")
- * and declares its parameters with CCLAB_PARAM().
+ * A module defines CCLAB_LAW, the law's prefix (powertcp -> struct
+ * powertcp_params ..., the congestion-control name "powertcp", its id in
+ * kmod/law/law_table.h), includes this file once and declares the
+ * parameters of the law's table row: <NAME>_PARAMS(CCLAB_TABLE_PARAM).
  */
 #ifndef CCLAB_CC_H
 #define CCLAB_CC_H
@@ -26,6 +25,8 @@
 #include "trace_cclab.h"
 
 #define LAW(x) __PASTE(CCLAB_LAW, x)
+#define CCLAB_LAW_ID	__PASTE(law_id_of_, CCLAB_LAW)	/* law_table.h */
+#define CCLAB_LAW_NAME	__stringify(CCLAB_LAW)
 
 /* What the socket's icsk_ca_priv holds: the rest is allocated. */
 struct cclab_cc_priv {
@@ -132,6 +133,10 @@ static const struct kernel_param_ops cclab_param_ops = {
 		      sizeof_field(struct LAW(_params), field) == 8);		\
 	module_param_cb(name, &cclab_param_ops, &cclab_pd_##name, 0644);	\
 	MODULE_PARM_DESC(name, desc)
+
+/* A parameter from its row of kmod/law/law_table.h, help text included. */
+#define CCLAB_TABLE_PARAM(NAME, member, name, unit, def, lo, hi, rel, desc)	\
+	CCLAB_PARAM(name, member, desc "; " unit " [" #lo ", " #hi "] (" #def ")");
 
 /*
  * For readers without the socket lock (get_info runs under RCU only): the

@@ -14,15 +14,9 @@
 #include "cclab_int.h"
 
 /* Law ids in the event (a number: cheaper than a string per ACK). */
-#define CCLAB_LAW_POWERTCP		1
-#define CCLAB_LAW_THETA_POWERTCP	2
-#define CCLAB_LAW_HPCC			3
-#define CCLAB_LAW_SWIFT			4
-#define CCLAB_LAW_NAMES						\
-	{ CCLAB_LAW_POWERTCP, "powertcp" },			\
-	{ CCLAB_LAW_THETA_POWERTCP, "theta_powertcp" },		\
-	{ CCLAB_LAW_HPCC, "hpcc" },				\
-	{ CCLAB_LAW_SWIFT, "swift" }
+#include "law/law_table.h"
+#define CCLAB_LAW_SYM(id, name, NAME, signal)	, { id, #name }
+#define CCLAB_LAW_NAMES	{ 0, "none" } LAW_TABLE(CCLAB_LAW_SYM)
 
 TRACE_EVENT(cclab_cc_ack,
 	TP_PROTO(const struct cclab_cc_trace *t),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -102,22 +103,72 @@ func newLawReplayCmd() *cobra.Command {
 
 func newLawParamsCmd() *cobra.Command {
 	var lawName string
+	var asJSON, markdown bool
 	cmd := &cobra.Command{
 		Use:   "params --law NAME [name=value...]",
 		Short: "Print a law's parameters (defaults, or with the given changes) and check them",
+		Long: "Prints each parameter of a law with its value, unit, default, range and meaning,\n" +
+			"from the law table (kmod/law/law_table.h), after applying and checking the\n" +
+			"given name=value changes. --markdown prints the tables of kmod/law/README.md\n" +
+			"(every law when --law is not given).\n" +
+			"Laws: " + strings.Join(law.Laws(), ", "),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if markdown {
+				names := law.Laws()
+				if lawName != "" {
+					names = []string{lawName}
+				}
+				for i, n := range names {
+					l, err := law.ParseLaw(n)
+					if err != nil {
+						return err
+					}
+					md, err := law.MarkdownParams(l)
+					if err != nil {
+						return err
+					}
+					if len(names) > 1 {
+						if i > 0 {
+							fmt.Fprintln(out)
+						}
+						fmt.Fprintf(out, "%s\n\n", l)
+					}
+					fmt.Fprint(out, md)
+				}
+				return nil
+			}
+			if lawName == "" {
+				return fmt.Errorf("--law is required (one of %s)", strings.Join(law.Laws(), ", "))
+			}
 			p, err := lawParams(lawName, args)
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			for _, q := range p.List() {
-				fmt.Fprintf(tw, "%s\t%d\n", q.Name, q.Value)
+			values := p.List()
+			if asJSON {
+				type row struct {
+					law.ParamInfo
+					Value uint64 `json:"value"`
+				}
+				rows := make([]row, 0, len(values))
+				for i, q := range p.Info() {
+					rows = append(rows, row{q, values[i].Value})
+				}
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"law": p.Law().String(), "params": rows})
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "parameter\tvalue\tunit\tdefault\trange\tmeaning")
+			for i, q := range p.Info() {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", q.Name, values[i].Value, q.Unit, q.Default, law.RangeText(q), q.Desc)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&lawName, "law", "", "law: "+strings.Join(law.Laws(), ", "))
-	_ = cmd.MarkFlagRequired("law")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (each parameter's value and table row)")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the parameter tables of kmod/law/README.md")
 	return cmd
 }

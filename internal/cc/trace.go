@@ -16,6 +16,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
+
+	"cclab/kmod/law"
 )
 
 // TraceHeader is cc_trace.csv's header (docs/run-directory.md).
@@ -34,16 +36,6 @@ type traceRec struct {
 	Trace     uint32
 	Law       uint8
 	_         [3]uint8
-}
-
-// lawIDs mirrors enum cclab_law_id (kmod/bpf/cc_glue.h); signal names are
-// those of kmod/law/README.md.
-var lawIDs = map[uint8]struct{ law, signal string }{
-	1: {"dctcp", "alpha"},
-	2: {"swift", "delay"},
-	3: {"hpcc", "U"},
-	4: {"powertcp", "norm_power"},
-	5: {"theta_powertcp", "norm_power"},
 }
 
 // traceFlags names LAW_TR_* of kmod/law/law.h (TestTraceFlagsMatchLawH
@@ -165,7 +157,10 @@ func (t *Trace) read() error {
 		if _, err := binary.Decode(rec.RawSample, binary.NativeEndian, &r); err != nil {
 			return fmt.Errorf("decode trace record: %w", err)
 		}
-		id := lawIDs[r.Law]
+		var id struct{ law, signal string }
+		if l, ok := law.ByID(int(r.Law)); ok { // ids of kmod/law/law_table.h
+			id.law, id.signal = l.String(), l.Signal()
+		}
 		line = line[:0]
 		line = strconv.AppendUint(line, r.TimeNs, 10)
 		line = append(line, ',')

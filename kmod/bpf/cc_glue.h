@@ -39,17 +39,8 @@ struct cclab_trace_rec {
 	__u16 sport;		/* host order */
 	__u16 dport;
 	__u32 trace;		/* law_out.trace: LAW_TR_* */
-	__u8 law;		/* enum cclab_law_id */
+	__u8 law;		/* enum law_id (kmod/law/law_table.h) */
 	__u8 pad[3];
-};
-
-/* Which law wrote a trace record (internal/cc/trace.go knows them too). */
-enum cclab_law_id {
-	CCLAB_LAW_DCTCP = 1,
-	CCLAB_LAW_SWIFT = 2,
-	CCLAB_LAW_HPCC = 3,
-	CCLAB_LAW_POWERTCP = 4,
-	CCLAB_LAW_THETA_POWERTCP = 5,
 };
 
 struct cclab_cc_ctl {

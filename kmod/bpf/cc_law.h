@@ -2,7 +2,7 @@
 /*
  * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
  * The includer defines LAW_NAME (the law's C prefix and its congestion
- * control name), LAW_ID (enum cclab_law_id), and LAW_USES_INT (reads the
+ * control name: law_table.h gives its id) and LAW_USES_INT (reads the
  * INT echo), LAW_USES_ECN (DCTCP) and LAW_IN_PRIV (its state fits the
  * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
  * is the law core's (kmod/law/); this file only moves data between the
@@ -31,6 +31,7 @@
 #define CCLAB_STR_(a)		#a
 #define CCLAB_STR(a)		CCLAB_STR_(a)
 #define LAW(x)			CCLAB_CAT(LAW_NAME, x)	/* LAW(_on_ack) */
+#define LAW_ID			CCLAB_CAT(law_id_of_, LAW_NAME)	/* law_table.h */
 #define GLUE(x)			CCLAB_CAT(cc_, x)
 /* BPF_PROG pastes its name unexpanded: expand GLUE() first. */
 #define CCLAB_PROG(name, args...)	BPF_PROG(name, ##args)

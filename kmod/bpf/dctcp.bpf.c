@@ -3,7 +3,6 @@
 
 /* dctcp as a struct_ops tcp_congestion_ops: kmod/law/dctcp.h through cc_law.h. */
 #define LAW_NAME dctcp
-#define LAW_ID CCLAB_LAW_DCTCP
 #define LAW_USES_ECN
 #define LAW_IN_PRIV
 #include "cc_law.h"

@@ -3,6 +3,5 @@
 
 /* hpcc as a struct_ops tcp_congestion_ops: kmod/law/hpcc.h through cc_law.h. */
 #define LAW_NAME hpcc
-#define LAW_ID CCLAB_LAW_HPCC
 #define LAW_USES_INT
 #include "cc_law.h"

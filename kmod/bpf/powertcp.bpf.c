@@ -3,6 +3,5 @@
 
 /* powertcp as a struct_ops tcp_congestion_ops: kmod/law/powertcp.h through cc_law.h. */
 #define LAW_NAME powertcp
-#define LAW_ID CCLAB_LAW_POWERTCP
 #define LAW_USES_INT
 #include "cc_law.h"

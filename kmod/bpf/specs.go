@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
+
+	"cclab/kmod/law"
 )
 
 // Spec returns the compiled struct_ops object of a law, named as in
@@ -21,9 +23,16 @@ func Spec(law string) (*ebpf.CollectionSpec, error) {
 	return spec, nil
 }
 
-// Laws lists the laws that have an eBPF build, in a stable order.
+// Laws lists the laws that have an eBPF build: every law of the table
+// (kmod/law/law_table.h), in id order.
 func Laws() []string {
-	return []string{"powertcp", "theta_powertcp", "hpcc", "swift", "dctcp"}
+	var out []string
+	for _, name := range law.Laws() {
+		if _, ok := loaders[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 var loaders = map[string]func() (*ebpf.CollectionSpec, error){

@@ -3,6 +3,5 @@
 
 /* swift as a struct_ops tcp_congestion_ops: kmod/law/swift.h through cc_law.h. */
 #define LAW_NAME swift
-#define LAW_ID CCLAB_LAW_SWIFT
 #define LAW_IN_PRIV
 #include "cc_law.h"

@@ -3,6 +3,5 @@
 
 /* theta_powertcp as a struct_ops tcp_congestion_ops: kmod/law/theta_powertcp.h through cc_law.h. */
 #define LAW_NAME theta_powertcp
-#define LAW_ID CCLAB_LAW_THETA_POWERTCP
 #define LAW_IN_PRIV
 #include "cc_law.h"

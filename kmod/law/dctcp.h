@@ -36,22 +36,14 @@ struct dctcp_state {
 
 LAW_INLINE void dctcp_params_default(struct dctcp_params *p)
 {
-	p->g_shift = 4;
-	p->alpha_init_ppm = LAW_PPM;
-	p->init_cwnd_segs = 10;
-	p->max_cwnd_bytes = 16 << 20;
+	__builtin_memset(p, 0, sizeof(*p));
+	DCTCP_PARAMS(LAW_X_DEFAULT)
 }
 
 LAW_INLINE int dctcp_params_check(const struct dctcp_params *p)
 {
-	if (p->g_shift > 16)
-		return LAW_E_DCTCP_G;
-	if (p->alpha_init_ppm > LAW_PPM)
-		return LAW_E_DCTCP_ALPHA;
-	if (p->max_cwnd_bytes < LAW_MSS_MAX || p->max_cwnd_bytes > LAW_CWND_CAP_MAX)
-		return LAW_E_CWND_CAP;
-	if (p->init_cwnd_segs < 1 ||
-	    (__u64)p->init_cwnd_segs * LAW_MSS_MAX > p->max_cwnd_bytes)
+	DCTCP_PARAMS(LAW_X_RANGE)
+	if ((__u64)p->init_cwnd_segs * LAW_MSS_MAX > p->max_cwnd_bytes)
 		return LAW_E_INIT_CWND;
 	return LAW_OK;
 }

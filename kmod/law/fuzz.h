@@ -47,7 +47,7 @@ static inline int law_fuzz_check_out(int law, const union law_any_params *p,
 }
 
 /*
- * law: 0..LAW_ID_COUNT-1. pbytes overlay the default parameters (so short
+ * law: 1..LAW_ID_COUNT (law_table.h). pbytes overlay the default parameters (so short
  * inputs stay mostly valid); abytes are LAW_FUZZ_REC-sized ACK records.
  */
 static inline int law_fuzz_run(int law, const __u8 *pbytes, size_t np,
@@ -61,7 +61,7 @@ static inline int law_fuzz_run(int law, const __u8 *pbytes, size_t np,
 	size_t off;
 	int bad;
 
-	if (law < 0 || law >= LAW_ID_COUNT)
+	if (law < 1 || law > LAW_ID_COUNT)
 		return LAW_FUZZ_OK;
 	law_any_default(law, &p);
 	if (np > sizeof(p))

@@ -41,36 +41,18 @@ struct hpcc_state {
 
 LAW_INLINE void hpcc_params_default(struct hpcc_params *p)
 {
-	p->base_rtt_ns = 50000;
-	p->int_max_age_ns = 1000000;
-	p->host_bw_mbps = 1000;
-	p->eta_ppm = 950000;
-	p->max_stage = 5;
-	p->wai_bytes = 0;
-	p->expected_flows = 100;
-	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 16 << 20;
-	p->pad = 0;
-	vai_params_default(&p->vai, 1024);	/* a token per KB of queue */
+	__builtin_memset(p, 0, sizeof(*p));
+	HPCC_PARAMS(LAW_X_DEFAULT)
 }
 
 LAW_INLINE int hpcc_params_check(const struct hpcc_params *p)
 {
-	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
-				   p->expected_flows, p->init_cwnd_bytes,
-				   p->max_cwnd_bytes);
+	int err;
 
-	if (err)
-		return err;
-	if (p->eta_ppm < 100000 || p->eta_ppm > LAW_PPM)
-		return LAW_E_ETA;
-	if (p->max_stage > 100)
-		return LAW_E_MAX_STAGE;
-	if (p->wai_bytes > LAW_CWND_CAP_MAX)
-		return LAW_E_AI;
-	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
-		return LAW_E_INT_AGE;
-	return vai_params_check(&p->vai);
+	HPCC_PARAMS(LAW_X_RANGE)
+	err = law_check_cap(p->init_cwnd_bytes, p->max_cwnd_bytes,
+			    p->host_bw_mbps, p->base_rtt_ns);
+	return err ? err : vai_params_check(&p->vai);
 }
 
 LAW_INLINE void hpcc_output(struct hpcc_state *s, const struct hpcc_params *p,

@@ -18,10 +18,10 @@ import (
 	"unsafe"
 )
 
-// Law names one control law of the core.
+// Law names one control law of the core: its id in law_table.h.
 type Law int
 
-// The laws, numbered as enum law_id in userspace.h.
+// The laws (enum law_id, law_table.h).
 const (
 	PowerTCP      Law = C.LAW_ID_POWERTCP
 	ThetaPowerTCP Law = C.LAW_ID_THETA_POWERTCP
@@ -30,32 +30,56 @@ const (
 	DCTCP         Law = C.LAW_ID_DCTCP
 )
 
-var lawNames = []string{
-	PowerTCP:      "powertcp",
-	ThetaPowerTCP: "theta-powertcp",
-	HPCC:          "hpcc",
-	Swift:         "swift",
-	DCTCP:         "dctcp",
+// All returns every law of the table, in id order.
+func All() []Law {
+	out := make([]Law, 0, int(C.LAW_ID_COUNT))
+	for id := 1; id <= int(C.LAW_ID_COUNT); id++ {
+		out = append(out, Law(id))
+	}
+	return out
 }
 
-// Laws lists the law names ParseLaw accepts.
-func Laws() []string { return append([]string(nil), lawNames...) }
+// Laws lists the law names ParseLaw accepts, in id order.
+func Laws() []string {
+	var out []string
+	for _, l := range All() {
+		out = append(out, l.String())
+	}
+	return out
+}
 
-// ParseLaw returns the law called name.
+// ParseLaw returns the law called name: the table's one spelling.
 func ParseLaw(name string) (Law, error) {
-	for i, n := range lawNames {
-		if n == name {
-			return Law(i), nil
+	for _, l := range All() {
+		if l.String() == name {
+			return l, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown law %q (known: %s)", name, strings.Join(lawNames, ", "))
+	return 0, fmt.Errorf("unknown law %q (known: %s)", name, strings.Join(Laws(), ", "))
 }
 
-func (l Law) String() string {
-	if l < 0 || int(l) >= len(lawNames) {
-		return fmt.Sprintf("law(%d)", int(l))
+// ByID returns the law of a trace record's id.
+func ByID(id int) (Law, bool) {
+	if id < 1 || id > int(C.LAW_ID_COUNT) {
+		return 0, false
 	}
-	return lawNames[l]
+	return Law(id), true
+}
+
+// String is the law's name: its C prefix and congestion-control name.
+func (l Law) String() string {
+	if n := C.law_name(C.int(l)); n != nil {
+		return C.GoString(n)
+	}
+	return fmt.Sprintf("law(%d)", int(l))
+}
+
+// Signal says what the law's signal_ppm output carries.
+func (l Law) Signal() string {
+	if s := C.law_signal(C.int(l)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
 }
 
 // Params holds one law's parameter struct (struct <law>_params).
@@ -86,6 +110,19 @@ type paramDesc struct {
 	name   string
 	size   int
 	offset uintptr
+	info   ParamInfo
+}
+
+// ParamInfo is a parameter's row of law_table.h.
+type ParamInfo struct {
+	Name    string `json:"name"`
+	Unit    string `json:"unit"`
+	Default uint64 `json:"default"`
+	Min     uint64 `json:"min"`
+	Max     uint64 `json:"max"`
+	// Related: another parameter narrows [Min, Max] (Desc says how).
+	Related bool   `json:"related,omitempty"`
+	Desc    string `json:"desc"`
 }
 
 func (p *Params) descs() []paramDesc {
@@ -95,7 +132,10 @@ func (p *Params) descs() []paramDesc {
 		if Law(d.law) != p.law {
 			continue
 		}
-		out = append(out, paramDesc{C.GoString(d.name), int(d.size), uintptr(d.offset)})
+		info := ParamInfo{Name: C.GoString(d.name), Unit: C.GoString(d.unit),
+			Default: uint64(d.def), Min: uint64(d.lo), Max: uint64(d.hi), Related: d.rel != 0,
+			Desc: C.GoString(d.desc)}
+		out = append(out, paramDesc{info.Name, int(d.size), uintptr(d.offset), info})
 	}
 	return out
 }
@@ -115,6 +155,15 @@ func (p *Params) List() []Param {
 			v = uint64(*(*uint32)(p.field(d)))
 		}
 		out = append(out, Param{d.name, v})
+	}
+	return out
+}
+
+// Info returns the table rows of the law's parameters, in table order.
+func (p *Params) Info() []ParamInfo {
+	var out []ParamInfo
+	for _, d := range p.descs() {
+		out = append(out, d.info)
 	}
 	return out
 }

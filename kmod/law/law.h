@@ -17,6 +17,7 @@
 #define CCLAB_LAW_H
 
 #include "../../tcopt/int_echo.h"
+#include "law_table.h"
 
 #ifndef LAW_INLINE
 #define LAW_INLINE static inline __attribute__((always_inline))
@@ -121,26 +122,17 @@ struct law_out {
 	__u32 trace;		/* LAW_TR_* */
 };
 
-/* Parameter check results (<law>_params_check). */
+/*
+ * Parameter check results (<law>_params_check): the relations between
+ * parameters, then one per parameter out of its range (law_table.h).
+ */
 enum law_err {
 	LAW_OK = 0,
-	LAW_E_BASE_RTT,		/* base_rtt_ns out of range */
-	LAW_E_HOST_BW,		/* host_bw_mbps out of range */
-	LAW_E_GAMMA,		/* gamma_ppm out of range */
-	LAW_E_AI,		/* additive increase out of range */
-	LAW_E_FLOWS,		/* expected_flows out of range */
-	LAW_E_CWND_CAP,		/* max_cwnd_bytes / min_cwnd_bytes out of range */
-	LAW_E_INT_AGE,		/* int_max_age_ns out of range */
-	LAW_E_ETA,		/* eta_ppm out of range */
-	LAW_E_MAX_STAGE,	/* max_stage out of range */
-	LAW_E_BETA,		/* beta_ppm out of range */
-	LAW_E_MAX_MDF,		/* max_mdf_ppm out of range */
-	LAW_E_TARGET,		/* base_target_ns / per_hop_ns / hops out of range */
-	LAW_E_FBS,		/* flow-based scaling parameters out of range */
-	LAW_E_VAI,		/* a VAI/SF parameter out of range */
-	LAW_E_DCTCP_G,		/* g_shift out of range */
-	LAW_E_INIT_CWND,	/* init_cwnd out of range */
-	LAW_E_DCTCP_ALPHA,	/* alpha_init_ppm out of range */
+	LAW_E_CWND_CAP,		/* max_cwnd_bytes neither 0 nor >= 65535 */
+	LAW_E_INIT_CWND,	/* initial window above the cap */
+	LAW_E_FBS,		/* fs_min_cwnd_mppm not below fs_max_cwnd_segs */
+	LAW_E_VAI_AI_CAP,	/* vai_ai_cap above vai_bank_cap */
+	LAW_TABLE(LAW_X_ERR)
 	LAW_E_COUNT
 };
 
@@ -148,25 +140,19 @@ LAW_INLINE const char *law_strerror(int err)
 {
 	switch (err) {
 	case LAW_OK:		return "ok";
-	case LAW_E_BASE_RTT:	return "base_rtt_ns out of range [1000, 1000000000]";
-	case LAW_E_HOST_BW:	return "host_bw_mbps out of range [1, 800000]";
-	case LAW_E_GAMMA:	return "gamma_ppm out of range [1, 1000000]";
-	case LAW_E_AI:		return "additive increase out of range";
-	case LAW_E_FLOWS:	return "expected_flows out of range [1, 100000]";
-	case LAW_E_CWND_CAP:	return "min/max_cwnd_bytes out of range";
-	case LAW_E_INT_AGE:	return "int_max_age_ns out of range [1000, 1000000000]";
-	case LAW_E_ETA:		return "eta_ppm out of range [100000, 1000000]";
-	case LAW_E_MAX_STAGE:	return "max_stage out of range [0, 100]";
-	case LAW_E_BETA:	return "beta_ppm out of range [1, 1000000]";
-	case LAW_E_MAX_MDF:	return "max_mdf_ppm out of range [1, 999999]";
-	case LAW_E_TARGET:	return "base_target_ns/per_hop_ns/hops out of range";
-	case LAW_E_FBS:		return "flow-based scaling parameters out of range";
-	case LAW_E_VAI:		return "variable AI / sampling frequency parameter out of range";
-	case LAW_E_DCTCP_G:	return "g_shift out of range [0, 16]";
-	case LAW_E_INIT_CWND:	return "init_cwnd out of range";
-	case LAW_E_DCTCP_ALPHA:	return "alpha_init_ppm out of range [0, 1000000]";
+	case LAW_E_CWND_CAP:	return "max_cwnd_bytes must be 0 or in [65535, 1073741824]";
+	case LAW_E_INIT_CWND:	return "the initial window is above the window cap";
+	case LAW_E_FBS:		return "fs_min_cwnd_mppm must be below fs_max_cwnd_segs * 1e6";
+	case LAW_E_VAI_AI_CAP:	return "vai_ai_cap must be at most vai_bank_cap";
+	LAW_TABLE(LAW_X_MSG)
 	}
 	return "unknown error";
+}
+
+/* lo <= v <= hi (a function: no "unsigned >= 0" warnings from the table). */
+LAW_INLINE int law_in_range(__u64 v, __u64 lo, __u64 hi)
+{
+	return v >= lo && v <= hi;
 }
 
 /* ---- Fixed-point helpers (no division by zero by construction) ---- */

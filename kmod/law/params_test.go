@@ -124,3 +124,43 @@ func TestReadTraceErrors(t *testing.T) {
 		t.Errorf("parsed %+v", ev)
 	}
 }
+
+// The ranges of law_table.h are what <law>_params_check enforces: for
+// every parameter, one below its minimum and one above its maximum are
+// refused with a message naming it, and (unless another parameter narrows
+// the range) the minimum and the maximum themselves are accepted.
+func TestParamRangesAreChecked(t *testing.T) {
+	for _, l := range All() {
+		p, err := DefaultParams(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range p.Info() {
+			// try checks the defaults with q set to v; !ok: v does not
+			// fit the field, nothing to check.
+			try := func(v uint64) (ok bool, err error) {
+				p2, _ := DefaultParams(l)
+				if p2.Set(q.Name, v) != nil {
+					return false, nil
+				}
+				return true, p2.Check()
+			}
+			if q.Min > 0 {
+				if ok, err := try(q.Min - 1); ok && (err == nil || !strings.Contains(err.Error(), q.Name)) {
+					t.Errorf("%s %s=%d (below %d): %v, want refused naming it", l, q.Name, q.Min-1, q.Min, err)
+				}
+			}
+			if ok, err := try(q.Max + 1); ok && q.Max < ^uint64(0) && (err == nil || !strings.Contains(err.Error(), q.Name)) {
+				t.Errorf("%s %s=%d (above %d): %v, want refused naming it", l, q.Name, q.Max+1, q.Max, err)
+			}
+			if q.Related {
+				continue
+			}
+			for _, v := range []uint64{q.Min, q.Max} {
+				if _, err := try(v); err != nil {
+					t.Errorf("%s %s=%d (in range [%d, %d]) refused: %v", l, q.Name, v, q.Min, q.Max, err)
+				}
+			}
+		}
+	}
+}

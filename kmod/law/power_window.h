@@ -5,8 +5,7 @@
  * power (INT per hop, or the RTT gradient) and in how often the window is
  * updated. Shared here: the start values, the smoothing of power,
  * updateWindow, updateOld and the output (window cap, pacing cwnd / tau at
- * most HostBw). The window cap and the checks of the common parameters
- * serve HPCC too. Included by law.h.
+ * most HostBw). The window cap and its check serve HPCC too. Included by law.h.
  */
 #ifndef CCLAB_LAW_POWER_WINDOW_H
 #define CCLAB_LAW_POWER_WINDOW_H
@@ -28,19 +27,15 @@ LAW_INLINE __u64 law_cwnd_cap(__u32 max_cwnd_bytes, __u32 host_bw_mbps,
 	return law_clamp64(bdp, 1, LAW_CWND_CAP_MAX);
 }
 
-/* Shared checks of the power laws' common fields. */
-LAW_INLINE int law_check_common(__u64 base_rtt_ns, __u32 host_bw_mbps,
-				__u32 expected_flows, __u32 init_cwnd_bytes,
-				__u32 max_cwnd_bytes)
+/*
+ * The window cap's relations (PowerTCP, theta-PowerTCP, HPCC): the cap 0
+ * (the line-rate window) or at least the largest segment, and the initial
+ * window at most the cap. The ranges are law_table.h's.
+ */
+LAW_INLINE int law_check_cap(__u32 init_cwnd_bytes, __u32 max_cwnd_bytes,
+			     __u32 host_bw_mbps, __u64 base_rtt_ns)
 {
-	if (base_rtt_ns < 1000 || base_rtt_ns > LAW_RTT_MAX_NS)
-		return LAW_E_BASE_RTT;
-	if (host_bw_mbps < 1 || host_bw_mbps > LAW_RATE_MAX_MBPS)
-		return LAW_E_HOST_BW;
-	if (expected_flows < 1 || expected_flows > 100000)
-		return LAW_E_FLOWS;
-	if (max_cwnd_bytes && (max_cwnd_bytes < LAW_MSS_MAX ||
-			       max_cwnd_bytes > LAW_CWND_CAP_MAX))
+	if (max_cwnd_bytes && max_cwnd_bytes < LAW_MSS_MAX)
 		return LAW_E_CWND_CAP;
 	if (init_cwnd_bytes > law_cwnd_cap(max_cwnd_bytes, host_bw_mbps,
 					   base_rtt_ns))
@@ -111,15 +106,6 @@ LAW_INLINE void law_update_old(__u64 *cwnd_old, __u32 *last_update_seq,
 	}
 }
 
-/* Checks of the gains both algorithms take: gamma and beta. */
-LAW_INLINE int powertcp_check_gains(__u32 gamma_ppm, __u32 beta_bytes)
-{
-	if (gamma_ppm < 1 || gamma_ppm > LAW_PPM)
-		return LAW_E_GAMMA;
-	if (beta_bytes > LAW_CWND_CAP_MAX)
-		return LAW_E_AI;
-	return LAW_OK;
-}
 
 /*
  * Both algorithms start alike: cwnd = HostBw * tau and beta = HostBw * tau

@@ -35,37 +35,24 @@ struct powertcp_state {
 	__u32 pad;
 };
 
+/*
+ * Defaults from law_table.h. The cap is the line-rate window HostBw * tau
+ * (0), as the paper's implementation bounds a flow: with a larger cap one
+ * low-power sample (an idle gap between echoes: the signal floor allows
+ * 100x per update) inflated the window without limit, compounding through
+ * cwnd_old every RTT.
+ */
 LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 {
-	p->base_rtt_ns = 50000;
-	p->int_max_age_ns = 1000000;
-	p->host_bw_mbps = 1000;
-	p->gamma_ppm = 900000;
-	p->beta_bytes = 0;
-	p->expected_flows = 100;
-	p->init_cwnd_bytes = 0;
-	/*
-	 * The line-rate window HostBw * tau, as the paper's implementation
-	 * bounds a flow. With a larger cap one low-power sample (an idle gap
-	 * between echoes: the signal floor allows 100x per update) inflated
-	 * the window without limit, compounding through cwnd_old every RTT.
-	 */
-	p->max_cwnd_bytes = 0;
+	__builtin_memset(p, 0, sizeof(*p));
+	POWERTCP_PARAMS(LAW_X_DEFAULT)
 }
 
 LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 {
-	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
-				   p->expected_flows, p->init_cwnd_bytes,
-				   p->max_cwnd_bytes);
-
-	if (!err)
-		err = powertcp_check_gains(p->gamma_ppm, p->beta_bytes);
-	if (err)
-		return err;
-	if (p->int_max_age_ns < 1000 || p->int_max_age_ns > LAW_NSEC_PER_SEC)
-		return LAW_E_INT_AGE;
-	return LAW_OK;
+	POWERTCP_PARAMS(LAW_X_RANGE)
+	return law_check_cap(p->init_cwnd_bytes, p->max_cwnd_bytes,
+			     p->host_bw_mbps, p->base_rtt_ns);
 }
 
 LAW_INLINE void powertcp_init(struct powertcp_state *s,

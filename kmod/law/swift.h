@@ -63,48 +63,15 @@ struct swift_state {
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
 {
-	p->base_rtt_ns = 50000;
-	p->base_target_ns = 55000;	/* base RTT (50 us) + 5 us */
-	p->per_hop_ns = 2000;
-	p->fs_range_ns = 25000;
-	p->fs_min_cwnd_mppm = 100000;	/* 0.1 segments */
-	p->fs_max_cwnd_segs = 100;
-	p->hops = 1;
-	p->host_bw_mbps = 1000;
-	p->ai_bytes = 1448;		/* one segment per RTT */
-	p->beta_ppm = 800000;
-	p->max_mdf_ppm = 500000;
-	p->min_cwnd_bytes = 15;		/* ~0.01 segments */
-	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 16 << 20;
-	vai_params_default(&p->vai, 30);	/* a token per 30 ns of delay */
+	__builtin_memset(p, 0, sizeof(*p));
+	SWIFT_PARAMS(LAW_X_DEFAULT)
 }
 
 LAW_INLINE int swift_params_check(const struct swift_params *p)
 {
-	if (p->base_rtt_ns < 1000 || p->base_rtt_ns > LAW_RTT_MAX_NS)
-		return LAW_E_BASE_RTT;
-	if (p->host_bw_mbps < 1 || p->host_bw_mbps > LAW_RATE_MAX_MBPS)
-		return LAW_E_HOST_BW;
-	if (p->base_target_ns < 1000 || p->base_target_ns > LAW_RTT_MAX_NS ||
-	    p->per_hop_ns > LAW_RTT_MAX_NS / 16 || p->hops > INT_MAX_HOPS * 3)
-		return LAW_E_TARGET;
-	if (p->fs_range_ns > LAW_RTT_MAX_NS ||
-	    (p->fs_range_ns && (p->fs_min_cwnd_mppm < 1000 ||
-				p->fs_max_cwnd_segs < 1 ||
-				p->fs_max_cwnd_segs > 100000 ||
-				(__u64)p->fs_min_cwnd_mppm >=
-				(__u64)p->fs_max_cwnd_segs * LAW_PPM)))
+	SWIFT_PARAMS(LAW_X_RANGE)
+	if ((__u64)p->fs_min_cwnd_mppm >= (__u64)p->fs_max_cwnd_segs * LAW_PPM)
 		return LAW_E_FBS;
-	if (p->ai_bytes < 1 || p->ai_bytes > (1U << 24))
-		return LAW_E_AI;
-	if (p->beta_ppm < 1 || p->beta_ppm > LAW_PPM)
-		return LAW_E_BETA;
-	if (p->max_mdf_ppm < 1 || p->max_mdf_ppm >= LAW_PPM)
-		return LAW_E_MAX_MDF;
-	if (p->max_cwnd_bytes < LAW_MSS_MAX || p->max_cwnd_bytes > LAW_CWND_CAP_MAX ||
-	    p->min_cwnd_bytes < 1 || p->min_cwnd_bytes > LAW_MSS_DEFAULT)
-		return LAW_E_CWND_CAP;
 	if (p->init_cwnd_bytes > p->max_cwnd_bytes)
 		return LAW_E_INIT_CWND;
 	return vai_params_check(&p->vai);

@@ -35,22 +35,15 @@ struct theta_powertcp_state {
 
 LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
 {
-	p->base_rtt_ns = 50000;
-	p->host_bw_mbps = 1000;
-	p->gamma_ppm = 900000;
-	p->beta_bytes = 0;
-	p->expected_flows = 100;
-	p->init_cwnd_bytes = 0;
-	p->max_cwnd_bytes = 16 << 20;
+	__builtin_memset(p, 0, sizeof(*p));
+	THETA_POWERTCP_PARAMS(LAW_X_DEFAULT)
 }
 
 LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p)
 {
-	int err = law_check_common(p->base_rtt_ns, p->host_bw_mbps,
-				   p->expected_flows, p->init_cwnd_bytes,
-				   p->max_cwnd_bytes);
-
-	return err ? err : powertcp_check_gains(p->gamma_ppm, p->beta_bytes);
+	THETA_POWERTCP_PARAMS(LAW_X_RANGE)
+	return law_check_cap(p->init_cwnd_bytes, p->max_cwnd_bytes,
+			     p->host_bw_mbps, p->base_rtt_ns);
 }
 
 LAW_INLINE void theta_powertcp_init(struct theta_powertcp_state *s,

@@ -20,52 +20,59 @@ typedef int64_t __s64;
 
 #include "law.h"
 
-enum law_id {
-	LAW_ID_POWERTCP = 0,
-	LAW_ID_THETA_POWERTCP,
-	LAW_ID_HPCC,
-	LAW_ID_SWIFT,
-	LAW_ID_DCTCP,
-	LAW_ID_COUNT
-};
+/* One parameter and one state type per law, by the table's NAME. */
+#define LAW_X_TYPEDEF(id, name, NAME, signal)			\
+	typedef struct name##_params law_params_##NAME;		\
+	typedef struct name##_state law_state_##NAME;
+LAW_TABLE(LAW_X_TYPEDEF)
+
+#define LAW_X_UNION_P(id, name, NAME, signal)	struct name##_params name;
+#define LAW_X_UNION_S(id, name, NAME, signal)	struct name##_state name;
 
 union law_any_params {
-	struct powertcp_params powertcp;
-	struct theta_powertcp_params theta;
-	struct hpcc_params hpcc;
-	struct swift_params swift;
-	struct dctcp_params dctcp;
+	LAW_TABLE(LAW_X_UNION_P)
 };
 
 union law_any_state {
-	struct powertcp_state powertcp;
-	struct theta_powertcp_state theta;
-	struct hpcc_state hpcc;
-	struct swift_state swift;
-	struct dctcp_state dctcp;
+	LAW_TABLE(LAW_X_UNION_S)
 };
+
+/* The law's name and signal by id, NULL for none. */
+static inline const char *law_name(int law)
+{
+#define LAW_X_NAME(id, name, NAME, signal)	case id: return #name;
+	switch (law) {
+	LAW_TABLE(LAW_X_NAME)
+	}
+	return NULL;
+}
+
+static inline const char *law_signal(int law)
+{
+#define LAW_X_SIGNAL(id, name, NAME, signal)	case id: return signal;
+	switch (law) {
+	LAW_TABLE(LAW_X_SIGNAL)
+	}
+	return NULL;
+}
 
 static inline int law_any_default(int law, union law_any_params *p)
 {
+#define LAW_X_DEFAULT_CASE(id, name, NAME, signal)			\
+	case id: name##_params_default(&p->name); return 0;
 	memset(p, 0, sizeof(*p));
 	switch (law) {
-	case LAW_ID_POWERTCP: powertcp_params_default(&p->powertcp); return 0;
-	case LAW_ID_THETA_POWERTCP: theta_powertcp_params_default(&p->theta); return 0;
-	case LAW_ID_HPCC: hpcc_params_default(&p->hpcc); return 0;
-	case LAW_ID_SWIFT: swift_params_default(&p->swift); return 0;
-	case LAW_ID_DCTCP: dctcp_params_default(&p->dctcp); return 0;
+	LAW_TABLE(LAW_X_DEFAULT_CASE)
 	}
 	return -1;
 }
 
 static inline int law_any_check(int law, const union law_any_params *p)
 {
+#define LAW_X_CHECK_CASE(id, name, NAME, signal)			\
+	case id: return name##_params_check(&p->name);
 	switch (law) {
-	case LAW_ID_POWERTCP: return powertcp_params_check(&p->powertcp);
-	case LAW_ID_THETA_POWERTCP: return theta_powertcp_params_check(&p->theta);
-	case LAW_ID_HPCC: return hpcc_params_check(&p->hpcc);
-	case LAW_ID_SWIFT: return swift_params_check(&p->swift);
-	case LAW_ID_DCTCP: return dctcp_params_check(&p->dctcp);
+	LAW_TABLE(LAW_X_CHECK_CASE)
 	}
 	return LAW_E_COUNT;
 }
@@ -74,13 +81,11 @@ static inline void law_any_init(int law, union law_any_state *s,
 				const union law_any_params *p, __u32 snd_nxt,
 				__u32 mss, struct law_out *out)
 {
+#define LAW_X_INIT_CASE(id, name, NAME, signal)				\
+	case id: name##_init(&s->name, &p->name, snd_nxt, mss, out); break;
 	memset(out, 0, sizeof(*out));
 	switch (law) {
-	case LAW_ID_POWERTCP: powertcp_init(&s->powertcp, &p->powertcp, snd_nxt, mss, out); break;
-	case LAW_ID_THETA_POWERTCP: theta_powertcp_init(&s->theta, &p->theta, snd_nxt, mss, out); break;
-	case LAW_ID_HPCC: hpcc_init(&s->hpcc, &p->hpcc, snd_nxt, mss, out); break;
-	case LAW_ID_SWIFT: swift_init(&s->swift, &p->swift, snd_nxt, mss, out); break;
-	case LAW_ID_DCTCP: dctcp_init(&s->dctcp, &p->dctcp, snd_nxt, mss, out); break;
+	LAW_TABLE(LAW_X_INIT_CASE)
 	}
 }
 
@@ -91,16 +96,14 @@ static inline void law_any_on_ack(int law, union law_any_state *s,
 				  const struct int_echo *echo,
 				  struct law_out *out)
 {
+#define LAW_X_ACK_CASE(id, name, NAME, signal)				\
+	case id: name##_on_ack(&s->name, &p->name, &ack, out); break;
 	struct law_ack ack = *ack_in;
 
 	ack.echo = echo;
 	memset(out, 0, sizeof(*out));
 	switch (law) {
-	case LAW_ID_POWERTCP: powertcp_on_ack(&s->powertcp, &p->powertcp, &ack, out); break;
-	case LAW_ID_THETA_POWERTCP: theta_powertcp_on_ack(&s->theta, &p->theta, &ack, out); break;
-	case LAW_ID_HPCC: hpcc_on_ack(&s->hpcc, &p->hpcc, &ack, out); break;
-	case LAW_ID_SWIFT: swift_on_ack(&s->swift, &p->swift, &ack, out); break;
-	case LAW_ID_DCTCP: dctcp_on_ack(&s->dctcp, &p->dctcp, &ack, out); break;
+	LAW_TABLE(LAW_X_ACK_CASE)
 	}
 }
 
@@ -130,8 +133,8 @@ static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 		return law_cwnd_cap(p->powertcp.max_cwnd_bytes, p->powertcp.host_bw_mbps,
 				    law_clamp64(p->powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 	case LAW_ID_THETA_POWERTCP:
-		return law_cwnd_cap(p->theta.max_cwnd_bytes, p->theta.host_bw_mbps,
-				    law_clamp64(p->theta.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+		return law_cwnd_cap(p->theta_powertcp.max_cwnd_bytes, p->theta_powertcp.host_bw_mbps,
+				    law_clamp64(p->theta_powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 	case LAW_ID_HPCC:
 		return law_cwnd_cap(p->hpcc.max_cwnd_bytes, p->hpcc.host_bw_mbps,
 				    law_clamp64(p->hpcc.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
@@ -141,80 +144,26 @@ static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 	return 0;
 }
 
-/* Parameter names: the C field names, VAI fields prefixed "vai_". */
+/* The parameter table of law_table.h, with each field's place. */
 struct law_param_desc {
 	__u8 law;
 	__u8 size;	/* 4 or 8 bytes */
 	__u16 offset;	/* in the law's params struct */
+	__u8 rel;	/* another parameter narrows [lo, hi] */
 	const char *name;
+	const char *unit;
+	const char *desc;
+	__u64 def, lo, hi;
 };
 
-#define LAW_PD(id, type, field) \
-	{ id, sizeof(((struct type *)0)->field), offsetof(struct type, field), #field }
-#define LAW_PDV(id, type, field) \
-	{ id, sizeof(((struct type *)0)->vai.field), offsetof(struct type, vai.field), "vai_" #field }
+#define LAW_X_PD(NAME, member, name, unit, def, lo, hi, rel, desc)		\
+	{ LAW_ID_##NAME, sizeof(((law_params_##NAME *)0)->member),		\
+	  offsetof(law_params_##NAME, member), rel, #name, unit, desc,		\
+	  def, lo, hi },
+#define LAW_X_PARAMS(id, name, NAME, signal)	NAME##_PARAMS(LAW_X_PD)
 
 static const struct law_param_desc law_param_table[] = {
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, base_rtt_ns),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, host_bw_mbps),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, gamma_ppm),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, beta_bytes),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, expected_flows),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, init_cwnd_bytes),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, max_cwnd_bytes),
-	LAW_PD(LAW_ID_POWERTCP, powertcp_params, int_max_age_ns),
-
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, base_rtt_ns),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, host_bw_mbps),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, gamma_ppm),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, beta_bytes),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, expected_flows),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, init_cwnd_bytes),
-	LAW_PD(LAW_ID_THETA_POWERTCP, theta_powertcp_params, max_cwnd_bytes),
-
-	LAW_PD(LAW_ID_HPCC, hpcc_params, base_rtt_ns),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, host_bw_mbps),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, eta_ppm),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, max_stage),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, wai_bytes),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, expected_flows),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, init_cwnd_bytes),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, max_cwnd_bytes),
-	LAW_PD(LAW_ID_HPCC, hpcc_params, int_max_age_ns),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, enable),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, sf_acks),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, token_thresh),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, ai_div),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, bank_cap),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, ai_cap),
-	LAW_PDV(LAW_ID_HPCC, hpcc_params, dampener_const),
-
-	LAW_PD(LAW_ID_SWIFT, swift_params, base_rtt_ns),
-	LAW_PD(LAW_ID_SWIFT, swift_params, host_bw_mbps),
-	LAW_PD(LAW_ID_SWIFT, swift_params, base_target_ns),
-	LAW_PD(LAW_ID_SWIFT, swift_params, per_hop_ns),
-	LAW_PD(LAW_ID_SWIFT, swift_params, hops),
-	LAW_PD(LAW_ID_SWIFT, swift_params, fs_range_ns),
-	LAW_PD(LAW_ID_SWIFT, swift_params, fs_min_cwnd_mppm),
-	LAW_PD(LAW_ID_SWIFT, swift_params, fs_max_cwnd_segs),
-	LAW_PD(LAW_ID_SWIFT, swift_params, ai_bytes),
-	LAW_PD(LAW_ID_SWIFT, swift_params, beta_ppm),
-	LAW_PD(LAW_ID_SWIFT, swift_params, max_mdf_ppm),
-	LAW_PD(LAW_ID_SWIFT, swift_params, min_cwnd_bytes),
-	LAW_PD(LAW_ID_SWIFT, swift_params, init_cwnd_bytes),
-	LAW_PD(LAW_ID_SWIFT, swift_params, max_cwnd_bytes),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, enable),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, sf_acks),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, token_thresh),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, ai_div),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, bank_cap),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, ai_cap),
-	LAW_PDV(LAW_ID_SWIFT, swift_params, dampener_const),
-
-	LAW_PD(LAW_ID_DCTCP, dctcp_params, g_shift),
-	LAW_PD(LAW_ID_DCTCP, dctcp_params, alpha_init_ppm),
-	LAW_PD(LAW_ID_DCTCP, dctcp_params, init_cwnd_segs),
-	LAW_PD(LAW_ID_DCTCP, dctcp_params, max_cwnd_bytes),
+	LAW_TABLE(LAW_X_PARAMS)
 };
 
 static inline int law_param_count(void)

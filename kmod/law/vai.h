@@ -34,33 +34,11 @@ struct vai_state {
 	__u32 acks_since_dec;	/* SF: ACKs since the last decrease point */
 };
 
-LAW_INLINE void vai_params_default(struct vai_params *v, __u64 ai_div)
-{
-	v->enable = 0;
-	v->sf_acks = 0;
-	v->token_thresh = 0;
-	v->ai_div = ai_div;
-	v->bank_cap = 1000;
-	v->ai_cap = 100;
-	v->dampener_const = 8;
-	v->pad = 0;
-}
 
+/* The relation between VAI's parameters (ranges: law_table.h). */
 LAW_INLINE int vai_params_check(const struct vai_params *v)
 {
-	if (v->enable > 1 || v->sf_acks > VAI_SF_ACKS_MAX)
-		return LAW_E_VAI;
-	if (v->ai_div < 1 || v->ai_div > LAW_NSEC_PER_SEC)
-		return LAW_E_VAI;
-	if (v->token_thresh > (1ULL << 40))
-		return LAW_E_VAI;
-	if (v->bank_cap < 1 || v->bank_cap > VAI_BANK_CAP_MAX)
-		return LAW_E_VAI;
-	if (v->ai_cap < 1 || v->ai_cap > v->bank_cap)
-		return LAW_E_VAI;
-	if (v->dampener_const < 1 || v->dampener_const > 1000)
-		return LAW_E_VAI;
-	return LAW_OK;
+	return v->ai_cap > v->bank_cap ? LAW_E_VAI_AI_CAP : LAW_OK;
 }
 
 /* Per ACK: note the measured congestion and whether the law saw congestion. */

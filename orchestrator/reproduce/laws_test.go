@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"cclab/internal/cc"
+	"cclab/kmod/law"
 )
 
 // PowerTCP and theta-PowerTCP run with the line-rate window HostBw * tau
@@ -43,5 +44,25 @@ func TestPowerLawsLineRateCap(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no experiment registers powertcp or theta_powertcp")
+	}
+}
+
+// Every cclab law an experiment registers is a law of the table
+// (kmod/law/law_table.h), and its settings name the table's parameters
+// with values its check accepts.
+func TestNeedsResolve(t *testing.T) {
+	for _, e := range All() {
+		for _, n := range e.Needs {
+			if n.Law == "" {
+				continue
+			}
+			if _, err := law.ParseLaw(n.Law); err != nil {
+				t.Errorf("%s %s: %v", e.Name, n.Name, err)
+				continue
+			}
+			if _, err := cc.Resolve([]string{n.Law}, n.Settings); err != nil {
+				t.Errorf("%s %s: %v", e.Name, n.Name, err)
+			}
+		}
 	}
 }

@@ -29,7 +29,7 @@ import (
 	"unsafe"
 )
 
-// Laws is the number of laws the core has (law ids 0..Laws-1).
+// Laws is the number of laws the core has (law ids 1..Laws).
 const Laws = int(C.LAW_ID_COUNT)
 
 // RecordSize is the number of bytes one fuzzed ACK takes.

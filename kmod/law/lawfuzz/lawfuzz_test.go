@@ -160,7 +160,7 @@ func TestShortFuzz(t *testing.T) {
 	runs := map[int]int{}
 	accepted := map[int]int{}
 	for time.Now().Before(deadline) {
-		l := law.Law(rng.IntN(Laws))
+		l := law.Law(1 + rng.IntN(Laws))
 		params, acks := scenario(rng, l, 64)
 		rc, err := Run(int(l), params, acks)
 		if err != nil {
@@ -171,7 +171,7 @@ func TestShortFuzz(t *testing.T) {
 			accepted[int(l)]++
 		}
 	}
-	for l := 0; l < Laws; l++ {
+	for l := 1; l <= Laws; l++ {
 		if accepted[l] == 0 {
 			t.Errorf("law %s: no accepted scenario in %d runs", law.Law(l), runs[l])
 		}
@@ -182,13 +182,13 @@ func TestShortFuzz(t *testing.T) {
 // FuzzLaws is the open-ended target: go test -fuzz FuzzLaws ./kmod/law/lawfuzz
 func FuzzLaws(f *testing.F) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for l := 0; l < Laws; l++ {
+	for l := 1; l <= Laws; l++ {
 		params, acks := scenario(rng, law.Law(l), 8)
 		f.Add(uint8(l), params, acks)
 		f.Add(uint8(l), []byte{}, acks)
 	}
 	f.Fuzz(func(t *testing.T, l uint8, params, acks []byte) {
-		if _, err := Run(int(l)%Laws, params, acks); err != nil {
+		if _, err := Run(1+int(l)%Laws, params, acks); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	np = (size_t)data[1] | (size_t)data[2] << 8;
 	if (np > size - 3)
 		np = size - 3;
-	rc = law_fuzz_run(data[0] % LAW_ID_COUNT, data + 3, np, data + 3 + np,
+	rc = law_fuzz_run(1 + data[0] % LAW_ID_COUNT, data + 3, np, data + 3 + np,
 			  size - 3 - np);
 	if (rc != LAW_FUZZ_OK && rc != LAW_FUZZ_PARAMS_REJECTED)
 		abort();	/* an output invariant broke */
