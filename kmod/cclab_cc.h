@@ -36,6 +36,7 @@ struct cclab_cc_priv {
 /* Per-socket state behind the pointer (cclab_int_sock.priv). */
 struct cclab_cc_sk {
 	struct LAW(_state) st;
+	struct glue_loss loss;	/* the loss envelope (kmod/law/glue.h) */
 	u64 bytes_acked;	/* tp->bytes_acked at the previous ACK */
 	u64 pacing_rate;	/* the law's last outputs, for get_info */
 	u64 signal_ppm;
@@ -151,14 +152,18 @@ static struct cclab_cc_sk *cclab_cc_sk(struct sock *sk)
 	return is ? (struct cclab_cc_sk *)is->priv : NULL;
 }
 
-/* Apply the law's decision to the socket. */
+/*
+ * Apply the law's decision to the socket, through the policy of
+ * kmod/law/glue.h (window floor, loss envelope), as the eBPF build does.
+ */
 static void cclab_cc_apply(struct sock *sk, struct cclab_cc_sk *c,
-			   const struct law_out *out)
+			   const struct law_out *out, u32 acked_segs)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd = clamp_t(u32, out->cwnd_segs, 1, tp->snd_cwnd_clamp);
+	u64 segs = glue_loss_envelope(&c->loss, out->cwnd_segs, acked_segs,
+				      inet_csk(sk)->icsk_ca_state);
 
-	tcp_snd_cwnd_set(tp, cwnd);
+	tcp_snd_cwnd_set(tp, glue_clamp_cwnd(segs, tp->snd_cwnd_clamp));
 	if (out->pacing_rate != LAW_PACING_NONE)
 		WRITE_ONCE(sk->sk_pacing_rate,
 			   min_t(u64, out->pacing_rate, READ_ONCE(sk->sk_max_pacing_rate)));
@@ -185,7 +190,7 @@ static void cclab_cc_init(struct sock *sk)
 	c = (struct cclab_cc_sk *)p->is->priv;
 	LAW(_init)(&c->st, &cclab_params, tp->snd_nxt, tp->mss_cache, &out);
 	c->bytes_acked = tp->bytes_acked;
-	cclab_cc_apply(sk, c, &out);
+	cclab_cc_apply(sk, c, &out, 0);
 	/* Let TCP pace at the law's rate when no fq qdisc does it. */
 	if (out.pacing_rate != LAW_PACING_NONE)
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
@@ -229,7 +234,7 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 		ack.echo = &echo;
 	c->bytes_acked = tp->bytes_acked;
 	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
-	cclab_cc_apply(sk, c, &out);
+	cclab_cc_apply(sk, c, &out, rs->acked_sacked);
 	cost = ktime_get_ns() - t0;
 	if (ack.rtt_us)
 		c->rtt_us = ack.rtt_us;
@@ -269,15 +274,32 @@ static void cclab_cc_cong_control(struct sock *sk, const struct rate_sample *rs)
 }
 #endif
 
-/* The law owns the window, losses included: recovery keeps it. */
+/* Loss and undo: the policy of kmod/law/glue.h, as the eBPF build. */
 static u32 cclab_cc_ssthresh(struct sock *sk)
 {
-	return max(tcp_snd_cwnd(tcp_sk(sk)), 2U);
+	return glue_ssthresh(tcp_snd_cwnd(tcp_sk(sk)));
+}
+
+static void cclab_cc_set_state(struct sock *sk, u8 new_state)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	/* Called before the kernel changes icsk_ca_state. */
+	if (p->is)
+		glue_loss_start(&((struct cclab_cc_sk *)p->is->priv)->loss,
+				inet_csk(sk)->icsk_ca_state, new_state,
+				tcp_snd_cwnd(tp), tp->snd_ssthresh);
 }
 
 static u32 cclab_cc_undo_cwnd(struct sock *sk)
 {
-	return tcp_snd_cwnd(tcp_sk(sk));
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (p->is)
+		glue_loss_undo(&((struct cclab_cc_sk *)p->is->priv)->loss);
+	return glue_undo_cwnd(tcp_snd_cwnd(tp), tp->prior_cwnd);
 }
 
 /*
@@ -311,6 +333,7 @@ static struct tcp_congestion_ops cclab_cc_ops __read_mostly = {
 	.release = cclab_cc_release,
 	.cong_control = cclab_cc_cong_control,
 	.ssthresh = cclab_cc_ssthresh,
+	.set_state = cclab_cc_set_state,
 	.undo_cwnd = cclab_cc_undo_cwnd,
 	.get_info = cclab_cc_get_info,
 	.owner = THIS_MODULE,

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"cclab/kmod/law"
 )
 
 func runCclab(t *testing.T, args ...string) (string, error) {
@@ -78,7 +81,32 @@ func TestLawReplayErrors(t *testing.T) {
 		}
 	}
 	out, err := runCclab(t, "law", "params", "--law", "dctcp", "g_shift=3")
-	if err != nil || !strings.Contains(out, "g_shift") || !strings.Contains(out, "3\n") {
+	if err != nil || !regexp.MustCompile(`(?m)^g_shift +3 +shift +4 +0\.\.16 `).MatchString(out) {
 		t.Errorf("params: %v\n%s", err, out)
+	}
+	out, err = runCclab(t, "law", "params", "--law", "swift", "--json", "ai_bytes=2000")
+	var doc struct {
+		Law    string `json:"law"`
+		Params []struct {
+			Name    string `json:"name"`
+			Value   uint64 `json:"value"`
+			Default uint64 `json:"default"`
+		} `json:"params"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || doc.Law != "swift" {
+		t.Fatalf("params --json: %v\n%s", err, out)
+	}
+	found := false
+	for _, q := range doc.Params {
+		if q.Name == "ai_bytes" {
+			found = q.Value == 2000 && q.Default == 1448
+		}
+	}
+	if !found {
+		t.Errorf("params --json: ai_bytes not 2000 (default 1448):\n%s", out)
+	}
+	out, err = runCclab(t, "law", "params", "--markdown")
+	if err != nil || strings.Count(out, "| parameter | unit | default | range | meaning |") != len(law.Laws()) {
+		t.Errorf("params --markdown: %v\n%s", err, out)
 	}
 }

@@ -92,23 +92,6 @@ static __always_inline void cclab_set_pacing_rate(struct sock *sk, __u64 bytes_p
 	sk->sk_pacing_rate = bytes_per_sec;
 }
 
-/*
- * Bound a window in packets to what the socket allows. The floor is the
- * kernel's own (tcp_cwnd_min(), 2): with one segment in flight a delayed-ACK
- * receiver waits 40 ms per ACK and a delay-based law reads that as
- * congestion, collapsing for good. A law's smaller window still limits the
- * rate through its pacing rate.
- */
-#define CCLAB_CWND_MIN	2
-static __always_inline __u32 cclab_clamp_cwnd(struct tcp_sock *tp, __u64 cwnd)
-{
-	if (cwnd < CCLAB_CWND_MIN)
-		cwnd = CCLAB_CWND_MIN;
-	if (cwnd > tp->snd_cwnd_clamp)
-		cwnd = tp->snd_cwnd_clamp;
-	return cwnd;
-}
-
 static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal, __u32 trace)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);

@@ -14,8 +14,11 @@
  *	cwnd_event	(ECN, receiver) echo CE exactly (RFC 8257 3.2)
  *	ssthresh	loss: the kernel's halving (the envelope's slow-start
  *			target after a timeout)
- *	set_state	loss: start the loss envelope (below)
+ *	set_state	loss: start the loss envelope
  *	undo_cwnd	spurious loss: restore the envelope
+ *
+ * The window floor, loss and undo policy is kmod/law/glue.h's, shared
+ * with the module build.
  *
  * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
  * skips tcp_update_pacing_rate()), so the law's rate stays in force.
@@ -51,29 +54,18 @@ const volatile struct LAW(_params) cclab_params;
 
 /*
  * What the glue keeps per socket, besides the law's state: 16 bytes (20
- * with ECN), so that Swift's 88-byte state still fits icsk_ca_priv. The
- * envelope's segment counts are 16-bit, saturating (cclab_segs16): a cap
- * of 65535 segments (~95 MB) no longer constrains any window here.
+ * with ECN), so that Swift's 88-byte state still fits icsk_ca_priv.
  */
 struct cclab_sock {
 	struct LAW(_state) law;
 	__u32 prior_snd_una;	/* acked_bytes = snd_una - prior_snd_una */
-	__u16 loss_cap;		/* segments; 0 = no loss envelope */
-	__u16 loss_ssthresh;	/* segments: the envelope slow-starts up to it */
-	__u16 loss_acked;	/* segments acknowledged toward its next step */
-	__u16 undo_cap;		/* the envelope before the loss (undo_cwnd) */
-	__u16 undo_ssthresh;
+	struct glue_loss loss;	/* the loss envelope (kmod/law/glue.h) */
 	__u8 ece;		/* this ACK carried ECE (in_ack_event) */
 	__u8 ce_state;		/* receiver: the last segment carried CE */
 #ifdef LAW_USES_ECN
 	__u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
 #endif
 };
-
-static __always_inline __u16 cclab_segs16(__u32 segs)
-{
-	return segs < 0xffff ? segs : 0xffff;
-}
 
 /* Socket storage, for the laws whose cclab_sock exceeds icsk_ca_priv. */
 struct {
@@ -186,65 +178,15 @@ int cclab_params_check(struct cclab_params_ctx *ctx)
 
 /* ---- The congestion control ---- */
 
-/*
- * The laws do not see losses; the kernel's loss handling stays in charge
- * (kmod/law/README.md). A loss starts an envelope over the law's window,
- * Reno's response as the kernel's DCTCP has it: fast recovery halves the
- * window; a timeout restarts from the kernel's window (packets in flight
- * + 1) and slow-starts up to the kernel's ssthresh (half the window before
- * it). Above ssthresh the envelope grows one segment per window of
- * acknowledged segments, as Reno counts, and it ends once the law's own
- * window is below it. A spurious loss undone
- * by the kernel restores the envelope as it was. Without an envelope, a
- * law that keeps its window through drops (DCTCP on a drop-tail queue)
- * would never yield to a competing flow.
- */
-static __always_inline __u64 cclab_loss_envelope(struct sock *sk, struct cclab_sock *cs,
-						 __u64 cwnd, __u32 acked_segs)
-{
-	__u8 state = cclab_icsk(sk)->icsk_ca_state;
-	__u32 cap = cs->loss_cap;
-
-	if (!cap)
-		return cwnd;
-	if (cap < cs->loss_ssthresh) {
-		/* Slow start (after a timeout), also in the Loss state. */
-		if (state != TCP_CA_Recovery) {
-			cap += acked_segs < cs->loss_ssthresh ? acked_segs : cs->loss_ssthresh;
-			if (cap > cs->loss_ssthresh)
-				cap = cs->loss_ssthresh;
-		}
-	} else if (state < TCP_CA_Recovery) {
-		/*
-		 * Counted in acknowledged segments, not in rounds of snd_una
-		 * passing snd_nxt: with TSO the sender holds back up to a 64 KB
-		 * skb, snd_nxt trails the window, and rounds came short (1.46
-		 * segments per RTT measured).
-		 */
-		__u32 counted = cs->loss_acked;
-
-		counted += acked_segs < cap ? acked_segs : cap;
-		if (counted >= cap) {
-			counted -= cap;
-			cap++;
-		}
-		cs->loss_acked = cclab_segs16(counted);
-	}
-	if (cwnd <= cap) {
-		cs->loss_cap = 0;
-		return cwnd;
-	}
-	cs->loss_cap = cclab_segs16(cap);
-	return cap;
-}
-
+/* The laws do not see losses: the policy of kmod/law/glue.h acts on them. */
 static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
 					const struct law_out *out, __u32 acked_segs)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 
-	tp->snd_cwnd = cclab_clamp_cwnd(tp, cclab_loss_envelope(sk, cs, out->cwnd_segs,
-								acked_segs));
+	tp->snd_cwnd = glue_clamp_cwnd(glue_loss_envelope(&cs->loss, out->cwnd_segs, acked_segs,
+							  cclab_icsk(sk)->icsk_ca_state),
+				       tp->snd_cwnd_clamp);
 	if (out->pacing_rate != LAW_PACING_NONE) {
 		cclab_pacing_enable(sk);
 		cclab_set_pacing_rate(sk, out->pacing_rate);
@@ -272,9 +214,7 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 #ifdef LAW_USES_ECN
 	cs->prior_rcv_nxt = tp->rcv_nxt;
 #endif
-	cs->loss_cap = 0;
-	cs->undo_cap = 0;
-	cs->undo_ssthresh = 0;
+	__builtin_memset(&cs->loss, 0, sizeof(cs->loss));
 	cclab_apply(sk, cs, &out, 0);
 	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
 }
@@ -320,9 +260,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 SEC("struct_ops")
 __u32 CCLAB_PROG(GLUE(ssthresh), struct sock *sk)
 {
-	__u32 half = cclab_tcp_sk(sk)->snd_cwnd >> 1;
-
-	return half > 2 ? half : 2;
+	return glue_ssthresh(cclab_tcp_sk(sk)->snd_cwnd);
 }
 
 SEC("struct_ops")
@@ -330,37 +268,13 @@ void CCLAB_PROG(GLUE(set_state), struct sock *sk, __u8 new_state)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_sock *cs;
-	__u32 cap, ssthresh;
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
 	cs = cclab_sock_of(sk, 0);
-	if (!cs)
-		return;
-	/* The kernel calls this before it changes icsk_ca_state. */
-	if (cclab_icsk(sk)->icsk_ca_state < TCP_CA_Recovery) {
-		cs->undo_cap = cs->loss_cap;
-		cs->undo_ssthresh = cs->loss_ssthresh;
-	}
-	if (new_state == TCP_CA_Recovery) {
-		/*
-		 * Half the window in force (after an ECN cut in progress, as
-		 * the kernel's DCTCP does on a loss in CWR).
-		 */
-		cap = tp->snd_cwnd >> 1;
-		ssthresh = cap;
-	} else {
-		/*
-		 * A timeout: the kernel has just set snd_cwnd to what is in
-		 * flight + 1 and snd_ssthresh to half the window before.
-		 */
-		cap = tp->snd_cwnd;
-		ssthresh = tp->snd_ssthresh;
-	}
-	cap = cap > CCLAB_CWND_MIN ? cap : CCLAB_CWND_MIN;
-	cs->loss_cap = cclab_segs16(cap);
-	cs->loss_ssthresh = cclab_segs16(ssthresh > cap ? ssthresh : cap);
-	cs->loss_acked = 0;
+	if (cs)	/* the kernel calls this before it changes icsk_ca_state */
+		glue_loss_start(&cs->loss, cclab_icsk(sk)->icsk_ca_state, new_state,
+				tp->snd_cwnd, tp->snd_ssthresh);
 }
 
 /* A loss found spurious (DSACK, F-RTO): as Reno, back to before it. */
@@ -371,12 +285,9 @@ __u32 CCLAB_PROG(GLUE(undo_cwnd), struct sock *sk)
 	struct cclab_sock *cs;
 
 	cs = cclab_sock_of(sk, 0);
-	if (cs) {
-		cs->loss_cap = cs->undo_cap;
-		cs->loss_ssthresh = cs->undo_ssthresh;
-		cs->loss_acked = 0;
-	}
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	if (cs)
+		glue_loss_undo(&cs->loss);
+	return glue_undo_cwnd(tp->snd_cwnd, tp->prior_cwnd);
 }
 
 SEC("struct_ops")

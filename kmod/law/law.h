@@ -256,5 +256,6 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "hpcc.h"
 #include "swift.h"
 #include "dctcp.h"
+#include "glue.h"
 
 #endif /* CCLAB_LAW_H */

@@ -140,7 +140,7 @@ var requiredChecks = []string{
 	"param_tcp_hpcc_vai_enable", "param_tcp_swift_vai_sf_acks", "param_tcp_swift_beta_ppm",
 	"topo_1switch", "topo_3switch",
 	"flow_powertcp", "flow_hpcc", "flow_theta_small", "flow_theta_large", "flow_swift_low", "flow_swift_high",
-	"flow_dctcp", "flow_theta_3sw",
+	"flow_dctcp", "flow_theta_3sw", "flow_loss_theta", "loss_envelope_theta_powertcp", "no_leak_loss_theta",
 	"hold_without_int_powertcp", "hold_without_int_hpcc", "int_seen_powertcp", "int_seen_hpcc",
 	"window_follows_rtt_theta_powertcp", "window_follows_delay_swift", "window_follows_rtt_3switch",
 	"ss_powertcp", "ss_hpcc", "ss_theta_large", "ss_swift_high",

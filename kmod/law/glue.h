@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policy that wraps a law in a TCP congestion control, the same in
+ * both builds (the struct_ops glue kmod/bpf/cc_law.h and the module glue
+ * kmod/cclab_cc.h), written once here: the window floor, the reaction to
+ * loss and timeout, and the undo of a spurious one. The law itself sees
+ * ACKs only; this is what the glue does around it. Plain integers, no
+ * kernel types: the glue passes the socket's values in, and user space
+ * tests it (kmod/law/glue_test.go). Included by law.h.
+ *
+ * Window floor: 2 segments, the kernel's own (tcp_cwnd_min()): with one
+ * segment in flight a delayed-ACK receiver waits 40 ms per ACK and a
+ * delay-based law reads that as congestion, collapsing for good. A law's
+ * smaller window still limits the rate through its pacing rate.
+ *
+ * Loss: an envelope over the law's window, Reno's response as the
+ * kernel's DCTCP has it. Fast recovery halves the window in force; a
+ * timeout restarts from the kernel's window (packets in flight + 1) and
+ * slow-starts up to the kernel's ssthresh (half the window before it).
+ * Above ssthresh the envelope grows one segment per window of
+ * acknowledged segments, as Reno counts, and it ends once the law's own
+ * window is below it. A spurious loss undone by the kernel restores the
+ * envelope as it was. Without an envelope a law that keeps its window
+ * through drops (DCTCP on a drop-tail queue, any law with a stale signal)
+ * would never yield to a competing flow.
+ *
+ * ECN: the laws that read marks (DCTCP) get them in law_ack; CWR is the
+ * kernel's. Pacing: the law's rate when it paces (law_out.pacing_rate),
+ * bounded by the socket's maximum, else the socket's own.
+ */
+#ifndef CCLAB_LAW_GLUE_H
+#define CCLAB_LAW_GLUE_H
+
+#define GLUE_CWND_MIN		2	/* segments */
+#define GLUE_SEGS_MAX		0xffffU	/* the envelope counts in 16 bits */
+
+/* The kernel's enum tcp_ca_state values the policy tells apart. */
+#define GLUE_CA_RECOVERY	3	/* TCP_CA_Recovery: fast recovery */
+#define GLUE_CA_LOSS		4	/* TCP_CA_Loss: after a timeout */
+
+/*
+ * The loss envelope, in segments (16-bit, saturating: a cap of 65535
+ * segments, ~95 MB, constrains no window here). 10 bytes.
+ */
+struct glue_loss {
+	__u16 cap;		/* 0 = no envelope */
+	__u16 ssthresh;		/* the envelope slow-starts up to it */
+	__u16 acked;		/* segments acknowledged toward its next step */
+	__u16 undo_cap;		/* the envelope before the loss (undo) */
+	__u16 undo_ssthresh;
+};
+
+LAW_INLINE __u16 glue_segs16(__u32 segs)
+{
+	return segs < GLUE_SEGS_MAX ? segs : GLUE_SEGS_MAX;
+}
+
+/* The window the socket gets: segs within [GLUE_CWND_MIN, clamp]. */
+LAW_INLINE __u32 glue_clamp_cwnd(__u64 segs, __u32 clamp)
+{
+	if (segs < GLUE_CWND_MIN)
+		segs = GLUE_CWND_MIN;
+	if (segs > clamp)
+		segs = clamp;
+	return (__u32)segs;
+}
+
+/*
+ * The kernel enters ca_state new_state (called before it changes
+ * cur_state). snd_cwnd and snd_ssthresh are the kernel's at that moment:
+ * on a timeout it has just set them to in flight + 1 and half the window.
+ */
+LAW_INLINE void glue_loss_start(struct glue_loss *g, __u8 cur_state,
+				__u8 new_state, __u32 snd_cwnd,
+				__u32 snd_ssthresh)
+{
+	__u32 cap, ssthresh;
+
+	if (new_state != GLUE_CA_RECOVERY && new_state != GLUE_CA_LOSS)
+		return;
+	if (cur_state < GLUE_CA_RECOVERY) {
+		g->undo_cap = g->cap;
+		g->undo_ssthresh = g->ssthresh;
+	}
+	if (new_state == GLUE_CA_RECOVERY) {
+		/* Half the window in force (after an ECN cut in progress, as
+		 * the kernel's DCTCP does on a loss in CWR). */
+		cap = snd_cwnd >> 1;
+		ssthresh = cap;
+	} else {
+		cap = snd_cwnd;
+		ssthresh = snd_ssthresh;
+	}
+	cap = cap > GLUE_CWND_MIN ? cap : GLUE_CWND_MIN;
+	g->cap = glue_segs16(cap);
+	g->ssthresh = glue_segs16(ssthresh > cap ? ssthresh : cap);
+	g->acked = 0;
+}
+
+/*
+ * One ACK: the law's window law_segs and acked_segs newly acknowledged,
+ * the socket in ca_state. Returns the window to apply (before
+ * glue_clamp_cwnd): the law's, or the envelope's when that is smaller.
+ */
+LAW_INLINE __u64 glue_loss_envelope(struct glue_loss *g, __u64 law_segs,
+				    __u32 acked_segs, __u8 ca_state)
+{
+	__u32 cap = g->cap, counted;
+
+	if (!cap)
+		return law_segs;
+	if (cap < g->ssthresh) {
+		/* Slow start (after a timeout), also in the Loss state. */
+		if (ca_state != GLUE_CA_RECOVERY) {
+			cap += acked_segs < g->ssthresh ? acked_segs : g->ssthresh;
+			if (cap > g->ssthresh)
+				cap = g->ssthresh;
+		}
+	} else if (ca_state < GLUE_CA_RECOVERY) {
+		/*
+		 * Counted in acknowledged segments, not in rounds of snd_una
+		 * passing snd_nxt: with TSO the sender holds back up to a 64 KB
+		 * skb, snd_nxt trails the window, and rounds came short (1.46
+		 * segments per RTT measured).
+		 */
+		counted = g->acked;
+		counted += acked_segs < cap ? acked_segs : cap;
+		if (counted >= cap) {
+			counted -= cap;
+			cap++;
+		}
+		g->acked = glue_segs16(counted);
+	}
+	if (law_segs <= cap) {
+		g->cap = 0;
+		return law_segs;
+	}
+	g->cap = glue_segs16(cap);
+	return cap;
+}
+
+/* A loss found spurious (DSACK, F-RTO): the envelope as before it. */
+LAW_INLINE void glue_loss_undo(struct glue_loss *g)
+{
+	g->cap = g->undo_cap;
+	g->ssthresh = g->undo_ssthresh;
+	g->acked = 0;
+}
+
+/* ssthresh callback: the kernel's halving, at least GLUE_CWND_MIN. */
+LAW_INLINE __u32 glue_ssthresh(__u32 snd_cwnd)
+{
+	__u32 half = snd_cwnd >> 1;
+
+	return half > GLUE_CWND_MIN ? half : GLUE_CWND_MIN;
+}
+
+/* undo_cwnd callback: as Reno, the window before the loss. */
+LAW_INLINE __u32 glue_undo_cwnd(__u32 snd_cwnd, __u32 prior_cwnd)
+{
+	return snd_cwnd > prior_cwnd ? snd_cwnd : prior_cwnd;
+}
+
+#endif /* CCLAB_LAW_GLUE_H */

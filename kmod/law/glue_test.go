@@ -1,0 +1,77 @@
+package law
+
+import "testing"
+
+const noClamp = 1 << 20
+
+// Fast recovery halves the window in force, holds it through recovery,
+// then grows it one segment per window of acknowledged segments until the
+// law's own window is below the envelope.
+func TestGlueFastRecovery(t *testing.T) {
+	var g LossEnvelope
+	if got := g.Apply(100, 1, CAOpen, noClamp); got != 100 {
+		t.Fatalf("no loss: window %d, want the law's 100", got)
+	}
+	g.Start(CAOpen, CARecovery, 100, 50)
+	for i := 0; i < 30; i++ {
+		if got := g.Apply(120, 1, CARecovery, noClamp); got != 50 {
+			t.Fatalf("in recovery: window %d, want half of 100", got)
+		}
+	}
+	// Open again: 50 acknowledged segments make the envelope 51.
+	var got uint32
+	for i := 0; i < 50; i++ {
+		got = g.Apply(120, 1, CAOpen, noClamp)
+	}
+	if got != 51 {
+		t.Errorf("after one window of ACKs: %d, want 51 (one segment per window)", got)
+	}
+	// The law drops below the envelope: it ends.
+	if got := g.Apply(40, 1, CAOpen, noClamp); got != 40 {
+		t.Errorf("law below the envelope: %d, want the law's 40", got)
+	}
+	if on, _ := g.Active(); on {
+		t.Error("envelope still active once the law is below it")
+	}
+}
+
+// A timeout restarts from the kernel's window and slow-starts up to its
+// ssthresh; an undo restores the envelope before the loss (none here).
+func TestGlueTimeoutAndUndo(t *testing.T) {
+	var g LossEnvelope
+	g.Start(CAOpen, CALoss, 1, 40)
+	if got := g.Apply(200, 0, CALoss, noClamp); got != CwndMin {
+		t.Fatalf("after the timeout: %d, want the floor %d", got, CwndMin)
+	}
+	w := uint32(CwndMin)
+	for i := 0; i < 10 && w < 40; i++ { // slow start: doubles per window
+		w2 := g.Apply(200, w, CALoss, noClamp)
+		if w2 != min(2*w, 40) {
+			t.Fatalf("slow start from %d: %d, want %d", w, w2, min(2*w, 40))
+		}
+		w = w2
+	}
+	if w != 40 {
+		t.Fatalf("slow start ended at %d, want ssthresh 40", w)
+	}
+	g.Undo()
+	if on, _ := g.Active(); on {
+		t.Error("undo of a loss from Open left an envelope")
+	}
+	if got := g.Apply(200, 1, CAOpen, noClamp); got != 200 {
+		t.Errorf("after undo: %d, want the law's 200", got)
+	}
+}
+
+// The window floor and the socket's clamp bound whatever the law says.
+func TestGlueClamp(t *testing.T) {
+	var g LossEnvelope
+	for _, c := range []struct{ law, clamp, want uint32 }{{0, noClamp, CwndMin}, {1, noClamp, CwndMin}, {500, 300, 300}, {7, noClamp, 7}} {
+		if got := g.Apply(uint64(c.law), 1, CAOpen, c.clamp); got != c.want {
+			t.Errorf("law %d clamp %d: %d, want %d", c.law, c.clamp, got, c.want)
+		}
+	}
+	if Ssthresh(3) != CwndMin || Ssthresh(100) != 50 {
+		t.Errorf("ssthresh(3) %d ssthresh(100) %d", Ssthresh(3), Ssthresh(100))
+	}
+}
