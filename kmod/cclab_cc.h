@@ -241,21 +241,14 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 	c->nhops = ack.echo ? ack.echo->nhops : 0;
 	if (trace_cclab_cc_ack_enabled()) {
 		struct cclab_cc_trace t = {
-			.law = CCLAB_LAW_ID,
-			.nhops = c->nhops,
 			.sport = ntohs(inet->inet_sport),
 			.dport = ntohs(inet->inet_dport),
-			.cwnd_segs = tcp_snd_cwnd(tp),
-			.cwnd_bytes = out.cwnd_bytes,
-			.pacing_rate = out.pacing_rate,
-			.signal_ppm = out.signal_ppm,
-			.trace = out.trace,
-			.rtt_us = ack.rtt_us,
 			.qlen0 = c->nhops ? echo.hop[0].qlen : 0,
 			.echo_count = ack.echo ? echo.count : 0,
 			.cost_ns = (u32)min_t(u64, cost, U32_MAX),
 		};
 
+		glue_trace_fill(&t.g, CCLAB_LAW_ID, &ack, &out, tcp_snd_cwnd(tp));
 		trace_cclab_cc_ack(&t);
 	}
 }

@@ -20,6 +20,7 @@
 #include <net/sock.h>
 
 #include "../tcopt/int_echo.h"
+#include "law/law.h"	/* struct glue_trace */
 
 struct cclab_int_sock {
 	struct hlist_node node;		/* in the hook's table, keyed by sk */
@@ -32,15 +33,8 @@ struct cclab_int_sock {
 
 /* One ACK as the tracepoint cclab:cclab_cc_ack records it (trace_cclab.h). */
 struct cclab_cc_trace {
-	u8 law;			/* CCLAB_LAW_* */
-	u8 nhops;		/* records in the echo the law saw, 0 = none */
+	struct glue_trace g;	/* what both builds trace (kmod/law/glue.h) */
 	u16 sport, dport;
-	u32 cwnd_segs;		/* tp->snd_cwnd after the law */
-	u64 cwnd_bytes;		/* the law's window */
-	u64 pacing_rate;	/* bytes/s, 0 = not pacing */
-	u64 signal_ppm;		/* the law's signal (kmod/law/README.md) */
-	u32 trace;		/* LAW_TR_* */
-	u32 rtt_us;		/* the ACK's RTT sample, 0 = none */
 	u32 qlen0;		/* first hop's queue, bytes */
 	u32 echo_count;		/* echoes the socket has had */
 	u32 cost_ns;		/* time in the law and the echo copy */

@@ -27,7 +27,7 @@ TRACE_EVENT(cclab_cc_ack,
 		__field(__u16, sport)
 		__field(__u16, dport)
 		__field(__u32, cwnd_segs)
-		__field(__u64, cwnd_bytes)
+		__field(__u64, law_cwnd_bytes)
 		__field(__u64, pacing_rate)
 		__field(__u64, signal_ppm)
 		__field(__u32, trace)
@@ -37,24 +37,24 @@ TRACE_EVENT(cclab_cc_ack,
 		__field(__u32, cost_ns)
 	),
 	TP_fast_assign(
-		__entry->law = t->law;
-		__entry->nhops = t->nhops;
+		__entry->law = t->g.law;
+		__entry->nhops = t->g.nhops;
 		__entry->sport = t->sport;
 		__entry->dport = t->dport;
-		__entry->cwnd_segs = t->cwnd_segs;
-		__entry->cwnd_bytes = t->cwnd_bytes;
-		__entry->pacing_rate = t->pacing_rate;
-		__entry->signal_ppm = t->signal_ppm;
-		__entry->trace = t->trace;
-		__entry->rtt_us = t->rtt_us;
+		__entry->cwnd_segs = t->g.cwnd_segs;
+		__entry->law_cwnd_bytes = t->g.law_cwnd_bytes;
+		__entry->pacing_rate = t->g.pacing_rate;
+		__entry->signal_ppm = t->g.signal_ppm;
+		__entry->trace = t->g.trace;
+		__entry->rtt_us = t->g.rtt_us;
 		__entry->qlen0 = t->qlen0;
 		__entry->echo_count = t->echo_count;
 		__entry->cost_ns = t->cost_ns;
 	),
-	TP_printk("law=%s sport=%u dport=%u cwnd=%u cwnd_bytes=%llu pacing=%llu signal_ppm=%llu trace=%u rtt_us=%u nhops=%u qlen0=%u echoes=%u cost_ns=%u",
+	TP_printk("law=%s sport=%u dport=%u cwnd=%u law_cwnd_bytes=%llu pacing=%llu signal_ppm=%llu trace=%u rtt_us=%u nhops=%u qlen0=%u echoes=%u cost_ns=%u",
 		  __print_symbolic(__entry->law, CCLAB_LAW_NAMES),
 		  __entry->sport, __entry->dport,
-		  __entry->cwnd_segs, __entry->cwnd_bytes, __entry->pacing_rate,
+		  __entry->cwnd_segs, __entry->law_cwnd_bytes, __entry->pacing_rate,
 		  __entry->signal_ppm, __entry->trace, __entry->rtt_us,
 		  __entry->nhops, __entry->qlen0, __entry->echo_count,
 		  __entry->cost_ns)

@@ -21,21 +21,26 @@ import (
 )
 
 // TraceHeader is cc_trace.csv's header (docs/run-directory.md).
-const TraceHeader = "time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name,note"
+const TraceHeader = "time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name,note,law_cwnd_bytes,rtt_us,nhops"
 
-// traceRec mirrors struct cclab_trace_rec (kmod/bpf/cc_glue.h).
+// traceRec mirrors struct cclab_trace_rec (kmod/bpf/cc_glue.h), whose
+// g is struct glue_trace (kmod/law/glue.h): what the module traces too.
 type traceRec struct {
-	TimeNs    uint64
-	PacingBps uint64
-	Signal    uint64
-	CwndBytes uint32
-	Saddr     [4]byte
-	Daddr     [4]byte
-	Sport     uint16
-	Dport     uint16
-	Trace     uint32
-	Law       uint8
-	_         [3]uint8
+	TimeNs       uint64
+	LawCwndBytes uint64
+	PacingRate   uint64 // bytes/s, 0: the law does not pace
+	Signal       uint64
+	CwndSegs     uint32
+	Trace        uint32
+	RTTus        uint32
+	Law          uint8
+	Nhops        uint8
+	_            uint16
+	Saddr        [4]byte
+	Daddr        [4]byte
+	Sport        uint16
+	Dport        uint16
+	MSS          uint32
 }
 
 // traceFlags names LAW_TR_* of kmod/law/law.h (TestTraceFlagsMatchLawH
@@ -170,10 +175,10 @@ func (t *Trace) read() error {
 		line = append(line, ',')
 		line = append(line, id.law...)
 		line = append(line, ',')
-		line = strconv.AppendUint(line, uint64(r.CwndBytes), 10)
+		line = strconv.AppendUint(line, uint64(r.CwndSegs)*uint64(r.MSS), 10)
 		line = append(line, ',')
-		if r.PacingBps != math.MaxUint64 { // empty: not paced
-			line = strconv.AppendUint(line, r.PacingBps, 10)
+		if r.PacingRate != 0 && r.PacingRate <= math.MaxUint64/8 { // empty: not paced
+			line = strconv.AppendUint(line, r.PacingRate*8, 10)
 		}
 		line = append(line, ',')
 		line = strconv.AppendUint(line, r.Signal, 10)
@@ -181,6 +186,12 @@ func (t *Trace) read() error {
 		line = append(line, id.signal...)
 		line = append(line, ',')
 		line = append(line, noteOf(r.Trace)...)
+		line = append(line, ',')
+		line = strconv.AppendUint(line, r.LawCwndBytes, 10)
+		line = append(line, ',')
+		line = strconv.AppendUint(line, uint64(r.RTTus), 10)
+		line = append(line, ',')
+		line = strconv.AppendUint(line, uint64(r.Nhops), 10)
 		line = append(line, '\n')
 		if _, err := t.w.Write(line); err != nil {
 			return fmt.Errorf("write trace: %w", err)

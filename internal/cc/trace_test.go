@@ -37,21 +37,28 @@ func TestTraceFlagsMatchLawH(t *testing.T) {
 	}
 }
 
-// traceRec has the size and layout of struct cclab_trace_rec (48 bytes,
-// kmod/bpf/cc_glue.h); the traffic tests check the decoded values.
+// traceRec has the size and layout of struct cclab_trace_rec (64 bytes,
+// kmod/bpf/cc_glue.h, its g being struct glue_trace of kmod/law/glue.h;
+// clang emits no BTF for it). TestLawsCarryTraffic checks the values
+// decoded from real records.
 func TestTraceRecordLayout(t *testing.T) {
-	if got := binary.Size(traceRec{}); got != 48 {
-		t.Fatalf("traceRec is %d bytes, want 48", got)
+	if got := binary.Size(traceRec{}); got != 64 {
+		t.Fatalf("traceRec is %d bytes, want 64", got)
 	}
 	var r traceRec
-	b := make([]byte, 48)
-	b[44] = 5                                   // law
-	binary.NativeEndian.PutUint32(b[40:], 0x21) // trace
-	binary.NativeEndian.PutUint16(b[36:], 4242) // sport
+	b := make([]byte, 64)
+	binary.NativeEndian.PutUint64(b[8:], 123456789) // g.law_cwnd_bytes
+	binary.NativeEndian.PutUint32(b[32:], 17)       // g.cwnd_segs
+	binary.NativeEndian.PutUint32(b[36:], 0x21)     // g.trace
+	binary.NativeEndian.PutUint32(b[40:], 950)      // g.rtt_us
+	b[44], b[45] = 5, 3                             // g.law, g.nhops
+	binary.NativeEndian.PutUint16(b[56:], 4242)     // sport
+	binary.NativeEndian.PutUint32(b[60:], 1448)     // mss
 	if _, err := binary.Decode(b, binary.NativeEndian, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Law != 5 || r.Trace != 0x21 || r.Sport != 4242 {
+	if r.LawCwndBytes != 123456789 || r.CwndSegs != 17 || r.Trace != 0x21 || r.RTTus != 950 ||
+		r.Law != 5 || r.Nhops != 3 || r.Sport != 4242 || r.MSS != 1448 {
 		t.Errorf("decoded %+v", r)
 	}
 }

@@ -108,6 +108,21 @@ func TestLawsCarryTraffic(t *testing.T) {
 			if len(rows) < 100 {
 				t.Fatalf("only %d trace records", len(rows))
 			}
+			// The record decodes (kmod/law/glue.h's fields): the law's
+			// window and the applied one are there, and ACKs carry RTT
+			// samples.
+			withRTT := 0
+			for _, row := range rows {
+				if row[8] == "0" || row[3] == "0" {
+					t.Fatalf("trace record without the law's or the applied window: %v", row)
+				}
+				if row[9] != "0" {
+					withRTT++
+				}
+			}
+			if withRTT < len(rows)/2 {
+				t.Errorf("%d of %d trace records have an RTT sample", withRTT, len(rows))
+			}
 			if law == "powertcp" || law == "hpcc" {
 				// No INT switch on this path: the law holds W_init, so its
 				// pacing rate (W_init / base RTT) never moves. (The kernel's

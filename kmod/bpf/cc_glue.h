@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#include "law.h"	/* after vmlinux.h: its __u types */
 
 char _license[] SEC("license") = "GPL";
 
@@ -31,16 +32,12 @@ char _license[] SEC("license") = "GPL";
  */
 struct cclab_trace_rec {
 	__u64 time_ns;		/* CLOCK_MONOTONIC */
-	__u64 pacing_bps;	/* sk_pacing_rate * 8 after the ACK; ~0: not paced */
-	__u64 signal;		/* law_out.signal_ppm (kmod/law/README.md) */
-	__u32 cwnd_bytes;	/* snd_cwnd * mss after the ACK */
+	struct glue_trace g;	/* what both builds trace (kmod/law/glue.h) */
 	__u32 saddr;		/* IPv4, network order; 0 for IPv6 */
 	__u32 daddr;
 	__u16 sport;		/* host order */
 	__u16 dport;
-	__u32 trace;		/* law_out.trace: LAW_TR_* */
-	__u8 law;		/* enum law_id (kmod/law/law_table.h) */
-	__u8 pad[3];
+	__u32 mss;		/* mss_cache: cwnd_segs * mss is the window in bytes */
 };
 
 struct cclab_cc_ctl {
@@ -92,7 +89,8 @@ static __always_inline void cclab_set_pacing_rate(struct sock *sk, __u64 bytes_p
 	sk->sk_pacing_rate = bytes_per_sec;
 }
 
-static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal, __u32 trace)
+static __always_inline void cclab_trace(struct sock *sk, __u8 law, const struct law_ack *ack,
+					const struct law_out *out)
 {
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
 	struct cclab_trace_rec *r;
@@ -108,18 +106,12 @@ static __always_inline void cclab_trace(struct sock *sk, __u8 law, __u64 signal,
 		return;
 	}
 	r->time_ns = bpf_ktime_get_ns();
-	/* ~0 is "not paced" (sk_pacing_rate ~0UL); * 8 would wrap. */
-	r->pacing_bps = sk->sk_pacing_rate > (~0ULL >> 3) ? ~0ULL :
-			sk->sk_pacing_rate * 8;
-	r->signal = signal;
-	r->cwnd_bytes = tp->snd_cwnd * tp->mss_cache;
+	glue_trace_fill(&r->g, law, ack, out, tp->snd_cwnd);
 	r->saddr = sk->__sk_common.skc_rcv_saddr;
 	r->daddr = sk->__sk_common.skc_daddr;
 	r->sport = sk->__sk_common.skc_num;
 	r->dport = bpf_ntohs(sk->__sk_common.skc_dport);
-	r->trace = trace;
-	r->law = law;
-	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->mss = tp->mss_cache;
 	bpf_ringbuf_submit(r, 0);
 }
 

@@ -26,8 +26,7 @@
 #ifndef CCLAB_CC_LAW_H
 #define CCLAB_CC_LAW_H
 
-#include "cc_glue.h"
-#include "law.h"
+#include "cc_glue.h"	/* and law.h */
 
 #define CCLAB_CAT_(a, b)	a##b
 #define CCLAB_CAT(a, b)		CCLAB_CAT_(a, b)
@@ -216,7 +215,7 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 #endif
 	__builtin_memset(&cs->loss, 0, sizeof(cs->loss));
 	cclab_apply(sk, cs, &out, 0);
-	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
+	cclab_trace(sk, LAW_ID, NULL, &out);
 }
 
 SEC("struct_ops")
@@ -254,7 +253,7 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	a.rtt_us = rtt_us > 0 ? rtt_us : 0;
 	LAW(_on_ack)(&cs->law, p, &a, &out);
 	cclab_apply(sk, cs, &out, rs->acked_sacked);
-	cclab_trace(sk, LAW_ID, out.signal_ppm, out.trace);
+	cclab_trace(sk, LAW_ID, &a, &out);
 }
 
 SEC("struct_ops")

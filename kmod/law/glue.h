@@ -27,6 +27,10 @@
  * ECN: the laws that read marks (DCTCP) get them in law_ack; CWR is the
  * kernel's. Pacing: the law's rate when it paces (law_out.pacing_rate),
  * bounded by the socket's maximum, else the socket's own.
+ *
+ * Trace: per ACK both builds record struct glue_trace, the same fields
+ * with the same meaning (the eBPF build in its ring-buffer record, the
+ * module in its tracepoint), filled by glue_trace_fill().
  */
 #ifndef CCLAB_LAW_GLUE_H
 #define CCLAB_LAW_GLUE_H
@@ -159,6 +163,35 @@ LAW_INLINE __u32 glue_ssthresh(__u32 snd_cwnd)
 LAW_INLINE __u32 glue_undo_cwnd(__u32 snd_cwnd, __u32 prior_cwnd)
 {
 	return snd_cwnd > prior_cwnd ? snd_cwnd : prior_cwnd;
+}
+
+/* What both builds trace per ACK (and at init). 40 bytes. */
+struct glue_trace {
+	__u64 law_cwnd_bytes;	/* law_out.cwnd_bytes: the law's own window */
+	__u64 pacing_rate;	/* law_out.pacing_rate, bytes/s; 0 = the law does not pace */
+	__u64 signal_ppm;	/* law_out.signal_ppm (kmod/law/README.md) */
+	__u32 cwnd_segs;	/* the window applied (snd_cwnd), after this policy */
+	__u32 trace;		/* law_out.trace: LAW_TR_* */
+	__u32 rtt_us;		/* the ACK's RTT sample, 0 = none */
+	__u8 law;		/* enum law_id (law_table.h) */
+	__u8 nhops;		/* hops of the INT echo the law saw, 0 = none */
+	__u16 pad;
+};
+
+/* ack NULL: the record of init. */
+LAW_INLINE void glue_trace_fill(struct glue_trace *t, __u8 law,
+				const struct law_ack *ack,
+				const struct law_out *out, __u32 cwnd_segs)
+{
+	t->law_cwnd_bytes = out->cwnd_bytes;
+	t->pacing_rate = out->pacing_rate;
+	t->signal_ppm = out->signal_ppm;
+	t->cwnd_segs = cwnd_segs;
+	t->trace = out->trace;
+	t->rtt_us = ack ? ack->rtt_us : 0;
+	t->law = law;
+	t->nhops = ack && ack->echo ? ack->echo->nhops : 0;
+	t->pad = 0;
 }
 
 #endif /* CCLAB_LAW_GLUE_H */
