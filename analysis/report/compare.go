@@ -9,7 +9,7 @@ import (
 	"cclab/analysis/metrics"
 )
 
-// Comparison is the seeds' style table across runs (seeds): one metric
+// Comparison is the papers' style of table across runs (e.g. random seeds): one metric
 // per law per run, and each law's ratio to a baseline law.
 type Comparison struct {
 	Runs     []string `json:"runs"`

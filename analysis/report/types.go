@@ -204,5 +204,5 @@ type ConfigEcho struct {
 // ErrEmpty is a run or capture with no flows to analyse.
 var ErrEmpty = errors.New("no flows: nothing to analyse")
 
-// ShortFlowP999 is the headline of the seeds' tables.
+// ShortFlowP999 is the headline of the papers' FCT tables.
 func (t CCTable) ShortFlowP999() float64 { return t.Slowdown.Short.P999.F() }

@@ -51,8 +51,8 @@ With --pcap it analyses captures from anywhere; give the slowest link rate
 and base RTT (--rate, --base-rtt) or a topology (--topology: a run.json or
 a topology plan JSON) so slowdowns can be computed.
 
-With --compare it analyses several runs (e.g. seeds) and prints the seeds'
-style table: p99.9 short-flow slowdown per law and each law's ratio to
+With --compare it analyses several runs (e.g. of different random seeds)
+and prints the papers' style of table: p99.9 short-flow slowdown per law and each law's ratio to
 --baseline.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAnalyze(cmd, f, args)

@@ -40,6 +40,10 @@ func newCCLoadCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "load [LAW...] [name=value | law.name=value ...]",
 		Short: "Register laws (all when none is named) with their parameters",
+		Long: "Registers each law's eBPF struct_ops build with the given parameters (the law\n" +
+			"table's, `cclab law params --law LAW`). A law cclab registered already with\n" +
+			"the same parameters is left as it is; with other parameters the command\n" +
+			"fails and names them (cclab cc unload LAW first).",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			laws, settings := splitArgs(args)
 			regs, err := cc.Load(cmd.Context(), laws, settings, cc.Options{})
@@ -47,6 +51,10 @@ func newCCLoadCmd() *cobra.Command {
 				return err
 			}
 			for _, r := range regs {
+				if r.Existing {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s already registered with these parameters: %s\n", r.Name, r.Params)
+					continue
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "registered %s: %s\n", r.Name, r.Params)
 			}
 			return nil

@@ -19,7 +19,7 @@ func newReproduceCmd() *cobra.Command {
 	var asJSON, noPage, list, pageOnly bool
 	cmd := &cobra.Command{
 		Use:   "reproduce NAME...|all",
-		Short: "Run the seeds' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
+		Short: "Run the papers' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
 		Long: `reproduce runs the reproduction suite's experiments (or the named ones),
 analyses every run, checks each paper claim against the measurements
 (agrees, disagrees, could not run and why) and regenerates docs/results.md,

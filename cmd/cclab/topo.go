@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cclab/internal/runid"
+	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/topology"
 )
@@ -68,10 +72,13 @@ func newTopoUpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := recordTopoSource(id, args[0]); err != nil {
+				return errors.Join(err, n.Down(context.WithoutCancel(cmd.Context())))
+			}
 			if jsonOut {
 				return json.NewEncoder(os.Stdout).Encode(map[string]any{"run": id, "timing": n.Timing})
 			}
-			fmt.Fprintf(os.Stderr, "up in %v (namespaces %v, links %v, configure %v); namespaces are %s*; tear down with: cclab topo down --run %s\n",
+			fmt.Fprintf(os.Stderr, "up in %v (namespaces %v, links %v, configure %v); namespaces are %s*; tear down with: cclab topo down --run %s (or cclab topo down FILE)\n",
 				n.Timing.Total.Round(1e6), n.Timing.Namespaces.Round(1e6), n.Timing.Links.Round(1e6), n.Timing.Configure.Round(1e6), id.Prefix(), id)
 			fmt.Println(id)
 			return nil
@@ -83,25 +90,95 @@ func newTopoUpCmd() *cobra.Command {
 	return cmd
 }
 
+// topoSourceFile, in a run's state directory, names the topology file
+// `cclab topo up` built it from, so that `cclab topo down FILE` finds it.
+const topoSourceFile = "topo-source.json"
+
+type topoSource struct {
+	File string `json:"file"` // absolute path
+}
+
+func recordTopoSource(id runid.ID, file string) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return fmt.Errorf("record topology source: %w", err)
+	}
+	return cleanup.WriteJSON(id, topoSourceFile, topoSource{File: abs})
+}
+
+// runsUpFrom lists the runs `cclab topo up` built from file that are
+// still up (have a state directory), in name order.
+func runsUpFrom(file string) ([]runid.ID, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(runid.StateRoot)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []runid.ID
+	for _, e := range ents {
+		id, err := runid.Parse(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(id.StateDir(), topoSourceFile))
+		if err != nil {
+			continue
+		}
+		var src topoSource
+		if json.Unmarshal(data, &src) == nil && src.File == abs {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 func newTopoDownCmd() *cobra.Command {
 	var run string
 	cmd := &cobra.Command{
-		Use:   "down --run ID",
+		Use:   "down (--run ID | FILE)",
 		Short: "Tear down a run's topology (namespaces, processes in them, pins, state)",
-		Args:  cobra.NoArgs,
+		Long: "Tears down the topology of run ID, or every topology `cclab topo up FILE`\n" +
+			"brought up from FILE and that is still up.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if run == "" {
-				return fmt.Errorf("--run is required")
+			var ids []runid.ID
+			switch {
+			case run != "" && len(args) == 1:
+				return fmt.Errorf("give --run ID or FILE, not both")
+			case run != "":
+				id, err := runid.Parse(run)
+				if err != nil {
+					return err
+				}
+				ids = []runid.ID{id}
+			case len(args) == 1:
+				if _, err := os.Stat(args[0]); err != nil {
+					return fmt.Errorf("topology file: %w", err)
+				}
+				found, err := runsUpFrom(args[0])
+				if err != nil {
+					return err
+				}
+				if len(found) == 0 {
+					return fmt.Errorf("no topology brought up from %s is up (cclab topo down --run ID for one brought up otherwise)", args[0])
+				}
+				ids = found
+			default:
+				return fmt.Errorf("give --run ID or the topology FILE")
 			}
-			id, err := runid.Parse(run)
-			if err != nil {
-				return err
+			for _, id := range ids {
+				n := &netbuild.Network{ID: id}
+				if err := n.Down(cmd.Context()); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "run %s is down\n", id)
 			}
-			n := &netbuild.Network{ID: id}
-			if err := n.Down(cmd.Context()); err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "run %s is down\n", id)
 			return nil
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"cclab/internal/runid"
@@ -196,5 +197,37 @@ func TestEnsure(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("List after Reconcile: %v", got)
+	}
+}
+
+// Loading a law cclab registered already is idempotent with the same
+// parameters (the registration is returned, marked Existing, and still
+// works), and refused with others, the error naming each that differs.
+func TestLoadIsIdempotent(t *testing.T) {
+	r := loadForTest(t, "swift", "ai_bytes=2000")
+	opts := testOpts(t)
+	opts.PinDir = filepathDir(r.Pin)
+	opts.Names = map[string]string{"swift": r.Name}
+	again, err := Load(context.Background(), []string{"swift"}, []string{"ai_bytes=2000"}, opts)
+	if err != nil {
+		t.Fatalf("second load with the same parameters: %v", err)
+	}
+	if len(again) != 1 || !again[0].Existing || again[0].Name != r.Name || again[0].Params.String() != r.Params.String() {
+		t.Fatalf("second load returned %+v, want the existing registration", again)
+	}
+	if ok, err := IsRegistered(r.Name); err != nil || !ok {
+		t.Fatalf("%s no longer registered after the second load: %v", r.Name, err)
+	}
+	_, err = Load(context.Background(), []string{"swift"}, []string{"ai_bytes=3000", "beta_ppm=700000"}, opts)
+	if err == nil {
+		t.Fatal("load with other parameters accepted")
+	}
+	for _, want := range []string{"ai_bytes 2000, asked 3000", "beta_ppm 800000, asked 700000"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "fs_range_ns") {
+		t.Errorf("error names a parameter that does not differ: %v", err)
 	}
 }

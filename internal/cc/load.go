@@ -55,6 +55,8 @@ type Registration struct {
 	Pin    string `json:"pin"` // its directory under the pin directory
 	// Programs are the struct_ops programs by name (set by Load only).
 	Programs map[string]ebpf.ProgramID `json:"-"`
+	// Existing: Load found it registered already, with these parameters.
+	Existing bool `json:"existing,omitempty"`
 }
 
 // regDir is the directory of a registration: the law's name, or
@@ -152,21 +154,39 @@ func Load(ctx context.Context, laws []string, settings []string, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	mine, err := List(opts)
+	if err != nil {
+		return nil, err
+	}
+	var kept []Registration
+	var todo []Params
 	for _, ps := range params {
 		name := opts.name(ps.Law)
 		if len(name) > 15 || name == "" {
 			return nil, fmt.Errorf("congestion control name %q: want 1-15 characters", name)
+		}
+		if r, ok := registrationNamed(mine, name); ok {
+			// Registered by cclab: the same law and parameters is
+			// what was asked for; anything else is a conflict.
+			if r.Law == ps.Law && r.Params.String() == ps.String() {
+				r.Existing = true
+				kept = append(kept, r)
+				continue
+			}
+			return nil, fmt.Errorf("%s is registered with other parameters (%s): cclab cc unload %s, then load it again",
+				name, paramsDiff(r, ps), name)
 		}
 		taken, err := IsRegistered(name)
 		if err != nil {
 			return nil, err
 		}
 		if taken {
-			return nil, fmt.Errorf("congestion control %q is already registered (cclab cc list; cclab cc unload %s)", name, ps.Law)
+			return nil, fmt.Errorf("congestion control %q is already registered, not by cclab (tcp_available_congestion_control)", name)
 		}
+		todo = append(todo, ps)
 	}
 	var done []Registration
-	for _, ps := range params {
+	for _, ps := range todo {
 		if err := ctx.Err(); err != nil {
 			return nil, errors.Join(err, unregister(done, opts.pinDir()))
 		}
@@ -176,7 +196,37 @@ func Load(ctx context.Context, laws []string, settings []string, opts Options) (
 		}
 		done = append(done, r)
 	}
-	return done, nil
+	return append(kept, done...), nil
+}
+
+func registrationNamed(regs []Registration, name string) (Registration, bool) {
+	for _, r := range regs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Registration{}, false
+}
+
+// paramsDiff says how a registration differs from what was asked:
+// "law hpcc, not swift" or "eta_ppm 950000, asked 900000; ...".
+func paramsDiff(r Registration, ps Params) string {
+	if r.Law != ps.Law {
+		return fmt.Sprintf("law %s, asked %s", r.Law, ps.Law)
+	}
+	var d []string
+	for _, f := range ps.Fields {
+		old, ok := r.Params.Get(f.Name)
+		if !ok {
+			d = append(d, f.Name+" unknown to the registered object")
+		} else if old.Value != f.Value {
+			d = append(d, fmt.Sprintf("%s %s, asked %s", f.Name, old, f))
+		}
+	}
+	if len(d) == 0 {
+		return "the parameter layout differs"
+	}
+	return strings.Join(d, "; ")
 }
 
 // register loads one law's object with its parameters and name, attaches

@@ -1,5 +1,5 @@
 // Package reproduce is the reproduction suite (`cclab reproduce NAME|all`):
-// a registry of the seeds' headline experiments, scaled to one machine
+// a registry of the papers' headline experiments, scaled to one machine
 // (experiments/reproduce/), each with the paper's claims as predicates over
 // the analysis of its runs. Run runs the experiments through the runner,
 // analyses every variant with analysis/report, extracts the metrics the
