@@ -16,7 +16,7 @@ import (
 
 func newReproduceCmd() *cobra.Command {
 	var out, docs, root string
-	var asJSON, noPage, list, pageOnly bool
+	var asJSON, noPage, list, pageOnly, quiet bool
 	cmd := &cobra.Command{
 		Use:   "reproduce NAME...|all",
 		Short: "Run the papers' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
@@ -61,7 +61,11 @@ be registered is reported, never faked.`,
 					return err
 				}
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Ensure: reproduce.RegisterLaw, Unregister: reproduce.UnregisterLaws}
+			logw := cmd.ErrOrStderr()
+			if quiet {
+				logw = io.Discard
+			}
+			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion(), Ensure: reproduce.RegisterLaw, Unregister: reproduce.UnregisterLaws}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {
@@ -86,6 +90,7 @@ be registered is reported, never faked.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", filepath.Join("results", "reproduce"), "parent directory of the run directories")
+	fl.BoolVar(&quiet, "quiet", false, "no progress on stderr (the verdicts still print)")
 	fl.StringVar(&docs, "docs", "", "where results.md, results/ and reproduction.md are (default ROOT/docs)")
 	fl.StringVar(&root, "root", "", "the cclab repository holding experiments/reproduce (default: found from the working directory)")
 	fl.BoolVar(&asJSON, "json", false, "print the outcomes as JSON")

@@ -17,17 +17,23 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var out, id string
-	var asJSON, strict bool
+	var asJSON, strict, quiet bool
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
 		Long: `Run builds the experiment's topology, runs its workload once per compared
 congestion control, captures every host port and writes a run directory
-(docs/run-directory.md) under --out. Progress goes to stderr; a comparison
+(docs/run-directory.md) under --out. Progress goes to stderr (with the
+time left: per variant, and the workload's planned end; none with
+--quiet); a comparison
 table and the run directory's path to stdout (JSON with --json).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := runner.Options{Out: out, Log: cmd.ErrOrStderr(), Versions: buildVersion(), Strict: strict}
+			logw := cmd.ErrOrStderr()
+			if quiet {
+				logw = io.Discard
+			}
+			opt := runner.Options{Out: out, Log: logw, Versions: buildVersion(), Strict: strict}
 			if id != "" {
 				rid, err := runid.Parse(id)
 				if err != nil {
@@ -40,12 +46,12 @@ table and the run directory's path to stdout (JSON with --json).`,
 				return err
 			}
 			if len(p.Skipped) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
+				fmt.Fprintf(logw, "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
 			}
 			if opt.ID == "" {
 				opt.ID = runid.New()
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %s, %d flows per run, %d run(s)\n", opt.ID, p.Exp.Name, len(p.Variants[0].Flows), len(p.Variants))
+			fmt.Fprintf(logw, "run %s: %s, %d flows per run, %d run(s)\n", opt.ID, p.Exp.Name, len(p.Variants[0].Flows), len(p.Variants))
 			res, err := runner.Run(cmd.Context(), p, opt)
 			if err != nil {
 				return err
@@ -62,6 +68,7 @@ table and the run directory's path to stdout (JSON with --json).`,
 	cmd.Flags().StringVar(&out, "out", "results", "parent directory of run directories")
 	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); its leftovers are removed first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress on stderr (the summary still prints)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail when a variant's emulation is degraded (docs/fidelity.md)")
 	return cmd
 }

@@ -135,6 +135,7 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 			fmt.Fprintf(opt.Log, "unregistered %v (registered by the suite)\n", names)
 		}
 	}()
+	begin := time.Now()
 	for i, e := range exps {
 		fmt.Fprintf(opt.Log, "== [%d/%d] %s: %s (%s)\n", i+1, len(exps), e.Name, e.Title, e.Paper)
 		o := runOne(ctx, e, opt)
@@ -142,7 +143,13 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		fmt.Fprintf(opt.Log, "== %s done in %.0f s\n", e.Name, o.Seconds)
+		left := ""
+		if n := len(exps) - i - 1; n > 0 {
+			// the mean so far: experiments differ, so a rough figure
+			per := time.Since(begin) / time.Duration(i+1)
+			left = fmt.Sprintf("; about %s for the %d left", (per * time.Duration(n)).Round(time.Second), n)
+		}
+		fmt.Fprintf(opt.Log, "== %s done in %.0f s%s\n", e.Name, o.Seconds, left)
 	}
 	return out, nil
 }

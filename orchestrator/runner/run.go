@@ -84,7 +84,8 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	}
 	laws := &lawState{}
 	var degraded []string
-	for _, v := range p.Variants {
+	begin := time.Now()
+	for i, v := range p.Variants {
 		dir := res.Dir
 		if len(p.Exp.Compare) > 0 {
 			dir = filepath.Join(res.Dir, v.CC)
@@ -92,6 +93,10 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		s, err := runVariant(ctx, p, v, dir, opt, laws)
 		if err != nil {
 			return res, fmt.Errorf("run %s (%s): %w", opt.ID, v.CC, err)
+		}
+		if left := len(p.Variants) - i - 1; left > 0 {
+			fmt.Fprintf(opt.Log, "[%s] variant %d of %d done after %s; about %s to go\n", v.CC, i+1, len(p.Variants),
+				time.Since(begin).Round(time.Second), eta(time.Since(begin), i+1, left))
 		}
 		res.Runs = append(res.Runs, s)
 		if s.Fidelity != fidelity.Faithful {
@@ -357,7 +362,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		specs[i] = flows.Spec{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Stop: f.Stop, CC: f.CC, Tool: f.Tool}
 	}
 	var done atomic.Int64
-	stopProgress := progress(log, v.CC, len(specs), &done)
+	stopProgress := progress(log, v.CC, len(specs), planEnd(specs), &done)
 	results, runErr := flows.Run(ctx, specs, flows.Options{
 		Hosts: hosts, Port: flowPort, Timeout: p.Exp.Timeout.D(), ZeroNs: zero,
 		Progress:  func(n, _ int) { done.Store(int64(n)) },
@@ -464,8 +469,27 @@ func linkEnds(p *topology.Plan, net *netbuild.Network) []health.LinkEnd {
 	return out
 }
 
-// progress prints flows done/total and the elapsed time every second.
-func progress(w io.Writer, cc string, total int, done *atomic.Int64) func() {
+// eta is the time left at the mean pace so far: left items after done in elapsed.
+func eta(elapsed time.Duration, done, left int) time.Duration {
+	if done <= 0 {
+		return 0
+	}
+	return (elapsed / time.Duration(done) * time.Duration(left)).Round(time.Second)
+}
+
+// planEnd is when the workload's last flow starts or, for a long flow,
+// stops (from time zero): the least the workload takes.
+func planEnd(specs []flows.Spec) time.Duration {
+	var end time.Duration
+	for _, s := range specs {
+		end = max(end, s.Start, s.Stop)
+	}
+	return end
+}
+
+// progress prints flows done/total and the elapsed time every second,
+// against the time the workload plans (its last start or stop).
+func progress(w io.Writer, cc string, total int, planned time.Duration, done *atomic.Int64) func() {
 	begin := time.Now()
 	stop := make(chan struct{})
 	finished := make(chan struct{})
@@ -479,7 +503,12 @@ func progress(w io.Writer, cc string, total int, done *atomic.Int64) func() {
 				fmt.Fprintf(w, "[%s] flows %d/%d done, %.1fs\n", cc, done.Load(), total, time.Since(begin).Seconds())
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "[%s] flows %d/%d done, %.1fs\n", cc, done.Load(), total, time.Since(begin).Seconds())
+				el := time.Since(begin)
+				left := ""
+				if planned > el {
+					left = fmt.Sprintf(", the workload plans %.0fs more", (planned - el).Seconds())
+				}
+				fmt.Fprintf(w, "[%s] flows %d/%d done, %.1fs%s\n", cc, done.Load(), total, el.Seconds(), left)
 			}
 		}
 	}()
