@@ -37,9 +37,14 @@ type Flow struct {
 	RetransBytes   uint64         `json:"retrans_bytes"` // payload bytes sent more than once
 	FirstData      int64          `json:"first_data_ns"`
 	LastData       int64          `json:"last_data_ns"`
-	FIN            bool           `json:"fin"`
-	RST            bool           `json:"rst"`
-	Status         Status         `json:"status"`
+	// LastUseful is the last data segment carrying bytes the peer had not
+	// acknowledged yet (as this capture saw the ACKs): in the receiver's
+	// capture, when the last missing byte arrived; a spurious
+	// retransmission after everything was acknowledged does not count.
+	LastUseful int64  `json:"last_useful_ns"`
+	FIN        bool   `json:"fin"`
+	RST        bool   `json:"rst"`
+	Status     Status `json:"status"`
 }
 
 // Sender and Receiver are the ends of the data direction.
@@ -99,6 +104,7 @@ type direction struct {
 	retransB  uint64
 	firstData int64
 	lastData  int64
+	useful    int64 // last segment with bytes beyond the peer's ACK
 
 	ackInit   bool
 	ack32     uint32
@@ -173,6 +179,9 @@ func (d *direction) sent(s *segment, ts int64) (newBytes uint32) {
 		d.firstData = ts
 	}
 	d.lastData = ts
+	if !d.ackInit || end > d.ackRel {
+		d.useful = ts
+	}
 	if begin < d.maxEnd {
 		d.retrans++
 		d.retransB += uint64(min(end, d.maxEnd) - begin)
@@ -238,7 +247,7 @@ func (c *conn) result() Flow {
 	f.Bytes = uint64(max(data.maxEnd, 0))
 	f.ReverseBytes = uint64(max(rev.maxEnd, 0))
 	f.DataPackets, f.Retransmits, f.RetransBytes = data.dataPkts, data.retrans, data.retransB
-	f.FirstData, f.LastData = data.firstData, data.lastData
+	f.FirstData, f.LastData, f.LastUseful = data.firstData, data.lastData, data.useful
 	if f.HandshakeSeen {
 		f.Start = c.synTime
 	} else {

@@ -93,7 +93,7 @@ func AnalyzePcaps(ctx context.Context, files []string, cfg Config) (*Analysis, e
 func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 	a := &Analysis{Source: in.source, RunID: in.runID, Window: cfg.Window, Config: ConfigEcho{
 		WindowNs: int64(cfg.Window), FairThreshold: cfg.FairThreshold, FairHoldNs: int64(cfg.FairHold),
-		EqualPct: cfg.EqualPct, Classes: cfg.Classes}}
+		FairOverlapRTTs: cfg.FairOverlapRTTs, EqualPct: cfg.EqualPct, Classes: cfg.Classes}}
 	progress := func(format string, args ...any) {
 		if cfg.Progress != nil {
 			cfg.Progress(fmt.Sprintf(format, args...))

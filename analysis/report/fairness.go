@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"sort"
 	"time"
 
@@ -9,9 +8,15 @@ import (
 	"cclab/analysis/series"
 )
 
-// fairness groups the flows by bottleneck and computes, per group, Jain's
-// index per window and the time to fairness after every change of the
-// active flows.
+// fairness groups the flows by bottleneck and, where fairness is defined,
+// computes Jain's index per window and the time to fairness. Fairness is
+// defined on stable intervals: at least two flows active on the
+// bottleneck and the set of active flows unchanged for at least
+// Config.FairOverlapRTTs base RTTs (the fast-convergence paper measures
+// flows that share a link long enough to converge; under flows that come
+// and go every few milliseconds no index means anything). A bottleneck
+// without such an interval is counted in FairSkipped and not reported.
+// The index is taken per base RTT (the largest of the flows).
 func fairness(a *Analysis, tput *series.Windows[wkey], cfg Config) {
 	groups := map[string][]int{}
 	var order []string
@@ -29,56 +34,116 @@ func fairness(a *Analysis, tput *series.Windows[wkey], cfg Config) {
 		groups[b] = append(groups[b], i)
 	}
 	sort.Strings(order)
+	// Jain's index over windows of one base RTT (the largest), not the
+	// throughput series' (1 ms: a handful of packets at 100 Mbit/s, too
+	// few for a share to mean anything): a flow's rate is what it sends
+	// per round trip.
+	var rtt time.Duration
+	for _, f := range a.Flows {
+		rtt = max(rtt, f.BaseRTT)
+	}
+	if f := int(rtt / tput.Width); f > 1 {
+		tput = tput.Coarsen(f)
+	}
+	a.Config.FairWindowNs = int64(tput.Width)
 	for _, b := range order {
-		idx := groups[b]
-		if len(idx) < 2 {
+		if g, ok := fairGroup(a, tput, cfg, b, groups[b]); ok {
+			a.Fairness = append(a.Fairness, g)
+		} else {
+			a.FairSkipped++
+		}
+	}
+}
+
+// stable is an interval in which the same flows (at least two) were
+// active on a bottleneck.
+type stable struct {
+	start, end int64 // capture clock
+	flows      []int // indexes into Analysis.Flows
+}
+
+// stableIntervals sweeps the starts and ends of the flows idx and returns
+// the intervals of at least need ns with an unchanged set of >= 2 flows.
+func stableIntervals(fl []Flow, idx []int, need int64) []stable {
+	var ts []int64
+	for _, i := range idx {
+		ts = append(ts, fl[i].active.Start, fl[i].active.End)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	var out []stable
+	for k := 0; k+1 < len(ts); k++ {
+		lo, hi := ts[k], ts[k+1]
+		if hi-lo < need {
 			continue
 		}
-		members := map[wkey]series.Interval{}
-		g := FairGroup{Bottleneck: b, FirstFair: -1}
-		type event struct {
-			t int64
-			d int
-		}
-		var events []event
+		var in []int
 		for _, i := range idx {
-			f := a.Flows[i]
-			members[f.key] = f.active
-			g.Flows = append(g.Flows, f.ID)
-			events = append(events, event{f.active.Start, +1}, event{f.active.End, -1})
-		}
-		g.Jain = series.Jain(tput, members)
-		pts := make([]metrics.Point, len(g.Jain))
-		for i := range g.Jain {
-			g.Jain[i].T -= time.Duration(a.Origin)
-			pts[i] = metrics.Point{T: g.Jain[i].T, V: g.Jain[i].Index.F()}
-		}
-		// Sweep the starts (+1) and ends (-1) in time order: after each
-		// change of the active set, how long until the index holds.
-		sort.Slice(events, func(i, j int) bool { return events[i].t < events[j].t })
-		fair := metrics.NewFairness(pts, cfg.FairThreshold, cfg.FairHold)
-		if at, ok := fair.From(0); ok {
-			g.FirstFair = at
-		}
-		active := 0
-		for k := 0; k < len(events); {
-			e := events[k].t
-			for ; k < len(events) && events[k].t == e; k++ {
-				active += events[k].d
+			if iv := fl[i].active; iv.Start <= lo && iv.End >= hi {
+				in = append(in, i)
 			}
-			if active < 2 {
-				continue
-			}
-			c := Convergence{At: time.Duration(e - a.Origin), Flows: active}
-			next := time.Duration(math.MaxInt64)
-			if k < len(events) {
-				next = time.Duration(events[k].t - a.Origin)
-			}
-			if at, ok := fair.From(c.At); ok && at < next {
-				c.Converged, c.After = true, at-c.At
-			}
-			g.Convergence = append(g.Convergence, c)
 		}
-		a.Fairness = append(a.Fairness, g)
+		if len(in) >= 2 {
+			out = append(out, stable{lo, hi, in})
+		}
 	}
+	return out
+}
+
+func fairGroup(a *Analysis, tput *series.Windows[wkey], cfg Config, b string, idx []int) (FairGroup, bool) {
+	var rtt time.Duration
+	for _, i := range idx {
+		rtt = max(rtt, a.Flows[i].BaseRTT)
+	}
+	need := max(int64(rtt)*int64(cfg.FairOverlapRTTs), 1)
+	st := stableIntervals(a.Flows, idx, need)
+	if len(st) == 0 {
+		return FairGroup{}, false
+	}
+	g := FairGroup{Bottleneck: b, FirstFair: -1, MinOverlap: time.Duration(need)}
+	members := map[wkey]series.Interval{}
+	seen := map[int]bool{}
+	for _, s := range st {
+		g.Shared += time.Duration(s.end - s.start)
+		for _, i := range s.flows {
+			if !seen[i] {
+				seen[i] = true
+				f := a.Flows[i]
+				members[f.key] = f.active
+				g.Flows = append(g.Flows, f.ID)
+			}
+		}
+	}
+	// The index only inside the stable intervals.
+	inStable := func(t time.Duration) bool {
+		abs := int64(t)
+		for _, s := range st {
+			if abs >= s.start && abs < s.end {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range series.Jain(tput, members) {
+		if inStable(p.T) {
+			p.T -= time.Duration(a.Origin)
+			g.Jain = append(g.Jain, p)
+		}
+	}
+	pts := make([]metrics.Point, len(g.Jain))
+	for i := range g.Jain {
+		pts[i] = metrics.Point{T: g.Jain[i].T, V: g.Jain[i].Index.F()}
+	}
+	fair := metrics.NewFairness(pts, cfg.FairThreshold, cfg.FairHold)
+	for _, s := range st {
+		c := Convergence{At: time.Duration(s.start - a.Origin), Flows: len(s.flows)}
+		end := time.Duration(s.end - a.Origin)
+		if at, ok := fair.From(c.At); ok && at < end {
+			c.Converged, c.After = true, at-c.At
+			if g.FirstFair < 0 {
+				g.FirstFair = at
+			}
+		}
+		g.Convergence = append(g.Convergence, c)
+	}
+	return g, true
 }

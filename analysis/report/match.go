@@ -10,6 +10,7 @@ import (
 
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
+	"cclab/orchestrator/topology"
 )
 
 // view is one connection, as seen by the capture that saw it first.
@@ -152,11 +153,25 @@ func nearest(cands []view, start int64) (view, bool) {
 	return best, bestD != math.MaxInt64
 }
 
-// crossCheck compares the application's timings with the packets'.
+// crossCheck compares the application's timings with the packets', each
+// against the same event seen from both sides:
+//   - the end: the receiver read the last byte (flows.csv) and the last
+//     missing byte arrived (the receiver's capture, LastUseful): apart by
+//     at most mismatchTolerance. (The sender's capture ends a flow at the
+//     ACK of the last byte, half an RTT and maybe a delayed ACK later: set
+//     against the receiver's read it flagged most healthy flows.)
+//   - the start: connect() (flows.csv) and the SYN in the sender's
+//     capture, which is taken after the host's NIC queue: the SYN may
+//     wait there up to the queue's drain time, so the window is
+//     [-tolerance, drain + tolerance].
+//
+// Flows not finished in the captures, or whose bytes differ, are
+// mismatches too.
 func crossCheck(a *Analysis, in input, caps []*pcapflows.Capture) {
 	if !in.hasApp || len(in.files) == 0 {
 		return
 	}
+	drain := hostQueueDrain(in.plan)
 	for _, f := range a.Flows {
 		if !f.Complete {
 			continue
@@ -168,25 +183,69 @@ func crossCheck(a *Analysis, in input, caps []*pcapflows.Capture) {
 		case f.PcapStatus != string(pcapflows.StatusComplete):
 			m.Reason = "finished in flows.csv, " + f.PcapStatus + " in " + f.Capture
 		default:
-			v := caps[f.tkey.file].Flows[f.tkey.flow]
-			m.StartDelta = time.Duration(v.Start - f.Start)
-			m.EndDelta = time.Duration(v.End - f.End)
-			if v.Bytes != f.Size {
-				m.Reason = fmt.Sprintf("flows.csv says %d bytes, the capture %d", f.Size, v.Bytes)
+			tx := caps[f.tkey.file].Flows[f.tkey.flow]
+			rx := caps[f.key.file].Flows[f.key.flow]
+			m.StartDelta = time.Duration(tx.Start - f.Start)
+			m.EndDelta = time.Duration(rx.LastUseful - f.End)
+			if tx.Bytes != f.Size {
+				m.Reason = fmt.Sprintf("flows.csv says %d bytes, the capture %d", f.Size, tx.Bytes)
 				break
 			}
-			if f.BaseRTT == 0 {
+			tol := mismatchTolerance(f.BaseRTT)
+			if tol == 0 {
 				continue
 			}
-			d := f.FCT - f.PcapFCT
-			if d < 0 {
-				d = -d
-			}
-			if d <= f.BaseRTT {
+			wait := drain[f.Src]
+			switch {
+			case m.StartDelta < -tol || m.StartDelta > wait+tol:
+				m.Reason = fmt.Sprintf("SYN %v after connect (in %s), outside [-%v, %v]", m.StartDelta, f.Capture, tol, wait+tol)
+			case m.EndDelta < -tol || m.EndDelta > tol:
+				m.Reason = fmt.Sprintf("last byte arrived %v from the receiver's read (in %s), more than %v apart", m.EndDelta, f.DeliveryCapture, tol)
+			default:
 				continue
 			}
-			m.Reason = "FCT differs by more than one base RTT (" + d.String() + ")"
 		}
 		a.Mismatches = append(a.Mismatches, m)
 	}
+}
+
+// mismatchTolerance is how far the application's and the packets' view of
+// one event may be apart: a quarter of the flow's base RTT (the
+// calibrated path's in a run), at least 1 ms (a reader's wake-up on a
+// loaded 2-core machine). 0 without a base RTT: nothing to judge against.
+func mismatchTolerance(rtt time.Duration) time.Duration {
+	if rtt <= 0 {
+		return 0
+	}
+	return max(rtt/4, time.Millisecond)
+}
+
+// hostQueueDrain is, per host, the time its NIC queue takes to drain when
+// full: what a SYN may wait between connect() and the capture.
+func hostQueueDrain(p *topology.Plan) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	if p == nil {
+		return out
+	}
+	host := map[string]bool{}
+	for _, n := range p.Hosts() {
+		host[n.Name] = true
+	}
+	for _, l := range p.Links {
+		buf := l.HostBuffer
+		if buf == 0 {
+			buf = l.Buffer
+		}
+		bps := l.Rate.BitsPerSecond()
+		if bps == 0 {
+			continue
+		}
+		d := time.Duration(float64(buf) * 8 / float64(bps) * 1e9)
+		for _, end := range []string{l.A.Node, l.B.Node} {
+			if host[end] {
+				out[end] = max(out[end], d)
+			}
+		}
+	}
+	return out
 }

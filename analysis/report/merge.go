@@ -89,6 +89,8 @@ func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
 			}
 			m.Fairness = append(m.Fairness, g)
 		}
+		m.FairSkipped += a.FairSkipped
+		m.Config.FairWindowNs = max(m.Config.FairWindowNs, a.Config.FairWindowNs)
 		for _, s := range a.Throughput {
 			s.Flow = v + s.Flow
 			m.Throughput = append(m.Throughput, s)

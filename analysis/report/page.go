@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"sort"
 	"strings"
 	"time"
 )
-
-// maxSummaryGroups keeps the summary on one screen in big topologies.
-const maxSummaryGroups = 6
 
 // SummaryLines are shown on screen and at the top of the pages.
 func (a *Analysis) SummaryLines() []string {
@@ -31,17 +29,7 @@ func (a *Analysis) SummaryLines() []string {
 			c.CC, c.Complete, c.Flows, fmtF(c.Slowdown.All.P50.F()), fmtF(c.Slowdown.All.P99.F()), fmtF(c.Slowdown.All.P999.F()),
 			fmtF(c.Slowdown.Short.P999.F()), fmtF(c.Slowdown.Long.P99.F())))
 	}
-	for gi, g := range a.Fairness {
-		if gi == maxSummaryGroups {
-			l = append(l, fmt.Sprintf("... and %d more bottlenecks (fairness.csv)", len(a.Fairness)-gi))
-			break
-		}
-		first := "never"
-		if g.FirstFair >= 0 {
-			first = fmt.Sprintf("at %.2f ms", ms(g.FirstFair))
-		}
-		l = append(l, fmt.Sprintf("fairness %s: %d flows, Jain >= %g held first %s", g.Bottleneck, len(g.Flows), a.Config.FairThreshold, first))
-	}
+	l = append(l, fairnessLines(a)...)
 	// One line for the INT options of all captures (per capture: int_summary.csv).
 	if len(a.INT) > 0 {
 		var opts, fwd, echo, recs, bad uint64
@@ -55,9 +43,7 @@ func (a *Analysis) SummaryLines() []string {
 		l = append(l, fmt.Sprintf("INT in %d captures: %d options (%d forward, %d echo), %d records, %d invalid",
 			len(a.INT), opts, fwd, echo, recs, bad))
 	}
-	if len(a.Mismatches) > 0 {
-		l = append(l, fmt.Sprintf("%d flows where flows.csv and the captures disagree (see mismatches.csv)", len(a.Mismatches)))
-	}
+	l = append(l, mismatchLines(a)...)
 	for _, w := range a.Warnings {
 		l = append(l, "warning: "+w)
 	}
@@ -206,4 +192,90 @@ func nonEmptyBins(t Table) Table {
 	}
 	t.Rows = rows
 	return t
+}
+
+// fairnessLines sums the fairness groups up per congestion control (the
+// bottleneck names start with it when a run compares several), one line
+// each: where fairness was defined and how often Jain's index got there.
+func fairnessLines(a *Analysis) []string {
+	type sum struct {
+		groups, intervals, converged int
+		after                        []float64
+	}
+	by := map[string]*sum{}
+	var order []string
+	for _, g := range a.Fairness {
+		cc, _, ok := strings.Cut(g.Bottleneck, "/")
+		if !ok {
+			cc = "all"
+		}
+		s := by[cc]
+		if s == nil {
+			s = &sum{}
+			by[cc] = s
+			order = append(order, cc)
+		}
+		s.groups++
+		for _, c := range g.Convergence {
+			s.intervals++
+			if c.Converged {
+				s.converged++
+				s.after = append(s.after, ms(c.After))
+			}
+		}
+	}
+	var l []string
+	if len(a.Fairness) > 0 || a.FairSkipped > 0 {
+		l = append(l, fmt.Sprintf("fairness: where 2+ flows shared a bottleneck unchanged for %d base RTTs; Jain per %.0f ms, >= %g counted as fair (fairness.csv)",
+			a.Config.FairOverlapRTTs, float64(a.Config.FairWindowNs)/1e6, a.Config.FairThreshold))
+	}
+	for _, cc := range order {
+		s := by[cc]
+		med := "-"
+		if len(s.after) > 0 {
+			sort.Float64s(s.after)
+			med = fmt.Sprintf("%.0f ms", s.after[len(s.after)/2])
+		}
+		l = append(l, fmt.Sprintf("  %-15s %d bottlenecks, fair in %d of %d such intervals, median time to fair %s",
+			cc, s.groups, s.converged, s.intervals, med))
+	}
+	if a.FairSkipped > 0 {
+		l = append(l, fmt.Sprintf("  not defined on %d bottlenecks (no such interval)", a.FairSkipped))
+	}
+	return l
+}
+
+// mismatchLines says where flows.csv and the captures disagree, by kind:
+// a late reader (the last byte arrived well before the receiver's read:
+// flows.csv's FCT includes the wait), a SYN outside its window, anything
+// else (bytes, unfinished, not captured).
+func mismatchLines(a *Analysis) []string {
+	if len(a.Mismatches) == 0 {
+		return nil
+	}
+	var late []float64
+	syn, other := 0, 0
+	for _, m := range a.Mismatches {
+		switch {
+		case strings.HasPrefix(m.Reason, "last byte arrived") && m.EndDelta < 0:
+			late = append(late, ms(-m.EndDelta))
+		case strings.HasPrefix(m.Reason, "SYN"):
+			syn++
+		default:
+			other++
+		}
+	}
+	l := []string{fmt.Sprintf("%d of %d flows where flows.csv and the captures disagree (mismatches.csv):", len(a.Mismatches), len(a.Flows))}
+	if len(late) > 0 {
+		sort.Float64s(late)
+		l = append(l, fmt.Sprintf("  %d read their last byte more than a quarter RTT after it arrived (median %.1f ms, max %.1f ms): their flows.csv FCT includes the reader's wait",
+			len(late), late[len(late)/2], late[len(late)-1]))
+	}
+	if syn > 0 {
+		l = append(l, fmt.Sprintf("  %d SYNs outside [connect - RTT/4, connect + the host queue's drain + RTT/4]", syn))
+	}
+	if n := len(a.Mismatches) - len(late) - syn; n > 0 {
+		l = append(l, fmt.Sprintf("  %d others (bytes, unfinished or uncaptured flows, the last byte after the read)", n))
+	}
+	return l
 }

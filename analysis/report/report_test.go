@@ -66,6 +66,7 @@ type runFlow struct {
 	start    time.Duration
 	appExtra time.Duration // added to the app's end: a disagreement with the capture
 	appSize  int           // flows.csv's size when not the transferred size
+	ackDelay time.Duration // the receiver's ACK delay (default 20 us)
 	failed   bool
 }
 
@@ -87,7 +88,11 @@ func makeRun(t *testing.T, flows []runFlow) (dir string, fcts map[string]time.Du
 	csv.WriteString(strings.Join(flowsHeader, ",") + "\n")
 	fcts = map[string]time.Duration{}
 	for i, f := range flows {
-		ps, fct := synth.TransferBetween(f.src, f.dst, f.start, f.sport, uint32(1000*i+1), 5, f.size, 1460, f.gap, 20*time.Microsecond)
+		ackDelay := f.ackDelay
+		if ackDelay == 0 {
+			ackDelay = 20 * time.Microsecond
+		}
+		ps, fct := synth.TransferBetween(f.src, f.dst, f.start, f.sport, uint32(1000*i+1), 5, f.size, 1460, f.gap, ackDelay)
 		perHost[f.srcName] = append(perHost[f.srcName], ps...)
 		for _, p := range ps {
 			p.At += 2 * time.Microsecond
@@ -382,5 +387,35 @@ func TestExperimentDirectoryPutsVariantsSideBySide(t *testing.T) {
 	}
 	if md := string(a.Markdown(nil)); !strings.Contains(md, "emulation: DEGRADED") {
 		t.Fatalf("report.md lacks the verdict")
+	}
+}
+
+// The cross-check compares the same events on both sides: a receiver
+// that read its last byte when it arrived is not a mismatch however late
+// its ACK reached the sender (3 ms here, three times the tolerance: the
+// former check, the sender's ACK against the read, flagged it); one that
+// read it 2 ms after it arrived is, and the summary says so.
+func TestMismatchSameEvents(t *testing.T) {
+	const delay = 3 * time.Millisecond
+	dir, _ := makeRun(t, []runFlow{
+		// app end = the sender's last ACK + appExtra = the last data
+		// segment's arrival at the receiver (2 us after the sender's copy)
+		{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 20_000, gap: 24 * time.Microsecond,
+			ackDelay: delay, appExtra: -delay + 2*time.Microsecond},
+		{id: "f1", src: h1, dst: h2, srcName: "h1", sport: 40001, size: 20_000, gap: 24 * time.Microsecond,
+			ackDelay: delay, appExtra: -delay + 2*time.Millisecond},
+	})
+	a, err := AnalyzeRun(context.Background(), dir, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Mismatches) != 1 || a.Mismatches[0].Flow != "f1" || !strings.HasPrefix(a.Mismatches[0].Reason, "last byte arrived") {
+		t.Fatalf("mismatches %+v, want f1's late read only", a.Mismatches)
+	}
+	if d := a.Mismatches[0].EndDelta; d > -1900*time.Microsecond || d < -2100*time.Microsecond {
+		t.Errorf("f1's end delta %v, want about -2ms", d)
+	}
+	if !strings.Contains(strings.Join(a.SummaryLines(), "\n"), "1 read their last byte more than a quarter RTT after it arrived") {
+		t.Errorf("summary does not explain the mismatch:\n%s", strings.Join(a.SummaryLines(), "\n"))
 	}
 }

@@ -13,12 +13,17 @@ import (
 
 // Config tunes an analysis. Zero fields take the defaults of Defaults.
 type Config struct {
-	Window        time.Duration   // throughput and fairness window
-	FairThreshold float64         // Jain index counted as fair
-	FairHold      time.Duration   // how long it must stay fair
-	EqualPct      float64         // width of equal-count bins, % of flows
-	Edges         []uint64        // fixed bin edges
-	Classes       metrics.Classes // short and long flows
+	Window        time.Duration // throughput and fairness window
+	FairThreshold float64       // Jain index counted as fair
+	FairHold      time.Duration // how long it must stay fair
+	// FairOverlapRTTs: fairness is defined only among flows that share a
+	// bottleneck at the same time for at least this many base RTTs (the
+	// fast-convergence paper measures flows that overlap); others are
+	// left out of the fairness tables.
+	FairOverlapRTTs int
+	EqualPct        float64         // width of equal-count bins, % of flows
+	Edges           []uint64        // fixed bin edges
+	Classes         metrics.Classes // short and long flows
 	// For captures without a run: the slowest link rate and base RTT
 	// (or a topology plan giving them per path), and the framing.
 	BottleneckBps uint64
@@ -39,6 +44,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.FairHold == 0 {
 		c.FairHold = 10 * c.Window
+	}
+	if c.FairOverlapRTTs == 0 {
+		c.FairOverlapRTTs = 10
 	}
 	if c.EqualPct == 0 {
 		c.EqualPct = 5
@@ -123,8 +131,13 @@ type Convergence struct {
 
 // FairGroup is the flows sharing one bottleneck.
 type FairGroup struct {
-	Bottleneck  string             `json:"bottleneck"`
-	Flows       []string           `json:"flows"`
+	Bottleneck string   `json:"bottleneck"`
+	Flows      []string `json:"flows"` // those that overlapped another for the stated interval
+	// Shared is how long at least two of Flows were active together;
+	// MinOverlap the interval a flow had to share (FairOverlapRTTs base
+	// RTTs of the group).
+	Shared      time.Duration      `json:"shared_ns"`
+	MinOverlap  time.Duration      `json:"min_overlap_ns"`
 	Jain        []series.JainPoint `json:"jain"`
 	FirstFair   time.Duration      `json:"first_fair_ns"` // -1 when never
 	Convergence []Convergence      `json:"convergence"`
@@ -158,23 +171,26 @@ type CaptureInfo struct {
 
 // Analysis is everything computed from a run or captures.
 type Analysis struct {
-	Source     string         `json:"source"` // the run directory or the captures
-	RunID      string         `json:"run_id,omitempty"`
-	Origin     int64          `json:"origin_ns"` // time zero of every series (capture clock)
-	Window     time.Duration  `json:"window_ns"`
-	Config     ConfigEcho     `json:"config"`
-	Captures   []CaptureInfo  `json:"captures"`
-	Flows      []Flow         `json:"flows"`
-	ByCC       []CCTable      `json:"by_cc"`
-	Mismatches []Mismatch     `json:"mismatches"`
-	Fairness   []FairGroup    `json:"fairness"`
-	Throughput []FlowSeries   `json:"-"`
-	Links      []LinkSeries   `json:"-"`
-	Queues     []series.Queue `json:"-"`
-	Traces     []series.Trace `json:"-"`
-	INT        []INTReport    `json:"int"`
-	Fidelity   []Fidelity     `json:"fidelity,omitempty"`
-	Warnings   []string       `json:"warnings"`
+	Source     string        `json:"source"` // the run directory or the captures
+	RunID      string        `json:"run_id,omitempty"`
+	Origin     int64         `json:"origin_ns"` // time zero of every series (capture clock)
+	Window     time.Duration `json:"window_ns"`
+	Config     ConfigEcho    `json:"config"`
+	Captures   []CaptureInfo `json:"captures"`
+	Flows      []Flow        `json:"flows"`
+	ByCC       []CCTable     `json:"by_cc"`
+	Mismatches []Mismatch    `json:"mismatches"`
+	Fairness   []FairGroup   `json:"fairness"`
+	// FairSkipped counts the bottlenecks whose flows never shared them
+	// long enough for fairness to be defined (Config.FairOverlapRTTs).
+	FairSkipped int            `json:"fairness_undefined_bottlenecks"`
+	Throughput  []FlowSeries   `json:"-"`
+	Links       []LinkSeries   `json:"-"`
+	Queues      []series.Queue `json:"-"`
+	Traces      []series.Trace `json:"-"`
+	INT         []INTReport    `json:"int"`
+	Fidelity    []Fidelity     `json:"fidelity,omitempty"`
+	Warnings    []string       `json:"warnings"`
 }
 
 // Fidelity is one variant's emulation verdict from its run.json
@@ -194,11 +210,15 @@ type INTReport struct {
 
 // ConfigEcho records the parameters the numbers depend on.
 type ConfigEcho struct {
-	WindowNs      int64           `json:"window_ns"`
-	FairThreshold float64         `json:"fair_threshold"`
-	FairHoldNs    int64           `json:"fair_hold_ns"`
-	EqualPct      float64         `json:"equal_count_pct"`
-	Classes       metrics.Classes `json:"classes"`
+	WindowNs      int64   `json:"window_ns"`
+	FairThreshold float64 `json:"fair_threshold"`
+	FairHoldNs    int64   `json:"fair_hold_ns"`
+	// FairOverlapRTTs: base RTTs two flows must share a bottleneck for
+	// fairness among them to be reported.
+	FairOverlapRTTs int             `json:"fair_overlap_rtts"`
+	FairWindowNs    int64           `json:"fair_window_ns"` // Jain\'s window: the largest base RTT
+	EqualPct        float64         `json:"equal_count_pct"`
+	Classes         metrics.Classes `json:"classes"`
 }
 
 // ErrEmpty is a run or capture with no flows to analyse.

@@ -71,6 +71,29 @@ func (w *Windows[K]) update(key K, t int64, n uint64, keepMax bool) {
 	w.bins[key] = append([]bin{{w: idx, bytes: n}}, bs...)
 }
 
+// Coarsen returns the same bytes in windows factor times as wide (sums;
+// for a Windows filled by Add). factor < 2 returns w itself.
+func (w *Windows[K]) Coarsen(factor int) *Windows[K] {
+	if factor < 2 {
+		return w
+	}
+	c := NewWindows[K](w.Origin, w.Width*time.Duration(factor))
+	f := int64(factor)
+	for k, bs := range w.bins {
+		var out []bin
+		for _, b := range bs { // in window order: merged ones are adjacent
+			idx := b.w / f
+			if n := len(out); n > 0 && out[n-1].w == idx {
+				out[n-1].bytes += b.bytes
+			} else {
+				out = append(out, bin{w: idx, bytes: b.bytes})
+			}
+		}
+		c.bins[k] = out
+	}
+	return c
+}
+
 // Keys lists the keys that got bytes.
 func (w *Windows[K]) Keys() []K {
 	ks := make([]K, 0, len(w.bins))

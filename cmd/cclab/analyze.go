@@ -29,6 +29,7 @@ type analyzeFlags struct {
 	hold     string
 	baseline string
 	fair     float64
+	overlap  int
 	short    string
 	long     string
 	jsonOut  bool
@@ -68,6 +69,7 @@ and prints the papers' style of table: p99.9 short-flow slowdown per law and eac
 	fl.StringVar(&f.window, "window", "1ms", "window for throughput and fairness")
 	fl.StringVar(&f.hold, "hold", "", "how long the Jain index must stay >= --fair to count as fair (default 10 windows)")
 	fl.Float64Var(&f.fair, "fair", 0.95, "Jain index counted as fair")
+	fl.IntVar(&f.overlap, "fair-overlap", 10, "fairness only among flows that share a bottleneck this many base RTTs")
 	fl.StringVar(&f.short, "short-below", "10KB", "flows smaller than this are short (PowerTCP: 10KB)")
 	fl.StringVar(&f.long, "long-from", "1MB", "flows of this size and more are long")
 	fl.StringVar(&f.baseline, "baseline", "", "law the others are compared to (default: first by name)")
@@ -94,6 +96,10 @@ func analyzeConfig(f analyzeFlags, stderr io.Writer) (report.Config, error) {
 		return cfg, fmt.Errorf("--fair %v: must be in (0, 1]", f.fair)
 	}
 	cfg.FairThreshold = f.fair
+	if f.overlap < 1 {
+		return cfg, fmt.Errorf("--fair-overlap %d: must be at least 1 base RTT", f.overlap)
+	}
+	cfg.FairOverlapRTTs = f.overlap
 	short, err := units.ParseSize(f.short)
 	if err != nil {
 		return cfg, fmt.Errorf("--short-below: %w", err)
