@@ -268,7 +268,7 @@ func mismatchLines(a *Analysis) []string {
 	l := []string{fmt.Sprintf("%d of %d flows where flows.csv and the captures disagree (mismatches.csv):", len(a.Mismatches), len(a.Flows))}
 	if len(late) > 0 {
 		sort.Float64s(late)
-		l = append(l, fmt.Sprintf("  %d read their last byte more than a quarter RTT after it arrived (median %.1f ms, max %.1f ms): their flows.csv FCT includes the reader's wait",
+		l = append(l, fmt.Sprintf("  %d read their last byte more than a quarter RTT after it arrived (median %.1f ms, max %.1f ms): the reader's wait, not in their FCT (which ends at the arrival)",
 			len(late), late[len(late)/2], late[len(late)-1]))
 	}
 	if syn > 0 {

@@ -65,30 +65,36 @@ func (c Config) Defaults() Config {
 
 // Flow is one flow as the analysis sees it.
 type Flow struct {
-	ID              string         `json:"id"`
-	Src             string         `json:"src,omitempty"` // host names, when known
-	Dst             string         `json:"dst,omitempty"`
-	Client          netip.AddrPort `json:"client"`
-	Server          netip.AddrPort `json:"server"`
-	Size            uint64         `json:"size_bytes"`
-	CC              string         `json:"cc,omitempty"`
-	Group           string         `json:"group,omitempty"`
-	Status          string         `json:"status"`
-	Complete        bool           `json:"complete"`
-	TimingSource    string         `json:"timing_source"` // app (flows.csv) or pcap
-	Start           int64          `json:"start_ns"`      // capture clock
-	End             int64          `json:"end_ns"`
-	FCT             time.Duration  `json:"fct_ns"`
-	Ideal           time.Duration  `json:"ideal_fct_ns"`
-	Slowdown        metrics.Num    `json:"slowdown"` // NaN (null in JSON) when not complete or no ideal
-	BaseRTT         time.Duration  `json:"base_rtt_ns"`
-	Bottleneck      string         `json:"bottleneck,omitempty"`
-	Capture         string         `json:"capture,omitempty"`          // capture the packet timings came from (the initiator's)
-	DeliveryCapture string         `json:"delivery_capture,omitempty"` // capture throughput and fairness came from (where the data arrived)
-	PcapStatus      string         `json:"pcap_status,omitempty"`
-	PcapFCT         time.Duration  `json:"pcap_fct_ns"`
-	Retransmits     uint64         `json:"retransmits"`
-	RetransBytes    uint64         `json:"retrans_bytes"`
+	ID       string         `json:"id"`
+	Src      string         `json:"src,omitempty"` // host names, when known
+	Dst      string         `json:"dst,omitempty"`
+	Client   netip.AddrPort `json:"client"`
+	Server   netip.AddrPort `json:"server"`
+	Size     uint64         `json:"size_bytes"`
+	CC       string         `json:"cc,omitempty"`
+	Group    string         `json:"group,omitempty"`
+	Status   string         `json:"status"`
+	Complete bool           `json:"complete"`
+	// TimingSource: "app+rx" (the start is flows.csv's connect, the end
+	// the last byte's arrival in the receiver's capture), "app"
+	// (flows.csv alone: no complete receiver capture) or "pcap" (no
+	// flows.csv).
+	TimingSource string `json:"timing_source"`
+	// AppEnd is flows.csv's end (the receiver's last read), capture clock.
+	AppEnd          int64         `json:"app_end_ns,omitempty"`
+	Start           int64         `json:"start_ns"` // capture clock
+	End             int64         `json:"end_ns"`
+	FCT             time.Duration `json:"fct_ns"`
+	Ideal           time.Duration `json:"ideal_fct_ns"`
+	Slowdown        metrics.Num   `json:"slowdown"` // NaN (null in JSON) when not complete or no ideal
+	BaseRTT         time.Duration `json:"base_rtt_ns"`
+	Bottleneck      string        `json:"bottleneck,omitempty"`
+	Capture         string        `json:"capture,omitempty"`          // capture the packet timings came from (the initiator's)
+	DeliveryCapture string        `json:"delivery_capture,omitempty"` // capture throughput and fairness came from (where the data arrived)
+	PcapStatus      string        `json:"pcap_status,omitempty"`
+	PcapFCT         time.Duration `json:"pcap_fct_ns"`
+	Retransmits     uint64        `json:"retransmits"`
+	RetransBytes    uint64        `json:"retrans_bytes"`
 
 	tkey   wkey // the capture the timings come from
 	key    wkey // the capture the delivered bytes come from
