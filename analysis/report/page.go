@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -24,11 +26,7 @@ func (a *Analysis) SummaryLines() []string {
 	}
 	l = append(l, a.FidelityLines()...)
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
-	for _, c := range a.ByCC {
-		l = append(l, fmt.Sprintf("%-15s %5d/%-5d complete  slowdown p50 %s  p99 %s  p99.9 %s | short p99.9 %s | long p99 %s",
-			c.CC, c.Complete, c.Flows, fmtF(c.Slowdown.All.P50.F()), fmtF(c.Slowdown.All.P99.F()), fmtF(c.Slowdown.All.P999.F()),
-			fmtF(c.Slowdown.Short.P999.F()), fmtF(c.Slowdown.Long.P99.F())))
-	}
+	l = append(l, a.headlineTable()...)
 	l = append(l, fairnessLines(a)...)
 	// One line for the INT options of all captures (per capture: int_summary.csv).
 	if len(a.INT) > 0 {
@@ -276,6 +274,70 @@ func mismatchLines(a *Analysis) []string {
 	}
 	if n := len(a.Mismatches) - len(late) - syn; n > 0 {
 		l = append(l, fmt.Sprintf("  %d others (bytes, unfinished or uncaptured flows, the last byte after the read)", n))
+	}
+	return l
+}
+
+// headlineTable is the first screen's table: one row per law, its
+// emulation verdict, and the FCT slowdowns the papers headline, the best
+// of each column (among faithful variants, when any) marked with *.
+func (a *Analysis) headlineTable() []string {
+	verdict := map[string]string{}
+	for _, f := range a.Fidelity {
+		verdict[f.Variant] = f.Verdict
+	}
+	type col struct {
+		name string
+		get  func(c CCTable) float64
+	}
+	cols := []col{
+		{"p50", func(c CCTable) float64 { return c.Slowdown.All.P50.F() }},
+		{"p99", func(c CCTable) float64 { return c.Slowdown.All.P99.F() }},
+		{"p99.9", func(c CCTable) float64 { return c.Slowdown.All.P999.F() }},
+		{"short p99.9", func(c CCTable) float64 { return c.Slowdown.Short.P999.F() }},
+		{"long p99", func(c CCTable) float64 { return c.Slowdown.Long.P99.F() }},
+	}
+	anyFaithful := false
+	for _, c := range a.ByCC {
+		anyFaithful = anyFaithful || verdict[c.CC] == "faithful"
+	}
+	counts := func(c CCTable) bool { return !anyFaithful || verdict[c.CC] == "faithful" }
+	best := make([]float64, len(cols))
+	for i, k := range cols {
+		best[i] = math.Inf(1)
+		for _, c := range a.ByCC {
+			if v := k.get(c); counts(c) && !math.IsNaN(v) && v < best[i] {
+				best[i] = v
+			}
+		}
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "law\temulation\tcomplete\t")
+	for _, k := range cols {
+		fmt.Fprintf(tw, "%s\t", k.name)
+	}
+	fmt.Fprintln(tw)
+	for _, c := range a.ByCC {
+		v := verdict[c.CC]
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t", c.CC, v, c.Complete, c.Flows)
+		for i, k := range cols {
+			x := k.get(c)
+			mark := ""
+			if counts(c) && x == best[i] {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, "%s%s\t", fmtF(x), mark)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	l := []string{"FCT slowdown (FCT / ideal FCT) per law; * best of the column" + map[bool]string{true: " among faithful variants", false: ""}[anyFaithful && len(a.Fidelity) > 0] + ":"}
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		l = append(l, strings.TrimRight(line, " "))
 	}
 	return l
 }
