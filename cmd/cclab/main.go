@@ -41,6 +41,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newIntCmd(),
 		newAnalyzeCmd(),
+		newCompareCmd(),
 		newLawCmd(),
 		newVMCmd(),
 		newCCCmd(),

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"cclab/analysis/report"
+)
+
+func newCompareCmd() *cobra.Command {
+	var asJSON, fresh bool
+	cmd := &cobra.Command{
+		Use:   "compare RUN_A RUN_B",
+		Short: "Two runs side by side: each law's FCT slowdowns in both, with the differences",
+		Long: "Compares two run (or experiment) directories: for every law in either, the\n" +
+			"headline FCT slowdowns of A and B, B - A and B / A - 1, and each side's\n" +
+			"emulation verdict. It reads each run's analysis (RUN/analysis/summary.json)\n" +
+			"when there is one, else analyses the run first (--fresh always does).",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var as [2]*report.Analysis
+			for i, dir := range args {
+				a, err := loadOrAnalyze(cmd, dir, fresh)
+				if err != nil {
+					return fmt.Errorf("run %s: %w", dir, err)
+				}
+				as[i] = a
+			}
+			d := report.CompareTwo(args[0], as[0], args[1], as[1])
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(d)
+			}
+			return printDelta(cmd.OutOrStdout(), d.Table())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	cmd.Flags().BoolVar(&fresh, "fresh", false, "analyse both runs again, even when they have an analysis")
+	return cmd
+}
+
+func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis, error) {
+	if !fresh {
+		a, err := report.LoadSummary(dir)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "analysing %s...\n", dir)
+	return report.Analyze(cmd.Context(), dir, report.Config{})
+}
+
+func printDelta(w io.Writer, t report.Table) error {
+	fmt.Fprintln(w, t.Title)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, joinTab(t.Header))
+	prev := ""
+	for _, r := range t.Rows {
+		if r[0] == prev {
+			r = append([]string{""}, r[1:]...)
+		} else {
+			prev = r[0]
+		}
+		fmt.Fprintln(tw, joinTab(r))
+	}
+	return tw.Flush()
+}
+
+func joinTab(cells []string) string {
+	s := ""
+	for i, c := range cells {
+		if i > 0 {
+			s += "\t"
+		}
+		s += c
+	}
+	return s
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"cclab/analysis/metrics"
+	"cclab/analysis/report"
+)
+
+// cclab compare reads two runs' analyses and gives each law's metrics in
+// both with B - A and B / A - 1; a law in one run only has no difference.
+func TestCompareTwoRuns(t *testing.T) {
+	write := func(p50 map[string]float64, verdict string) string {
+		dir := t.TempDir()
+		a := report.Analysis{}
+		for cc, v := range p50 {
+			s := metrics.Summary{P50: metrics.Num(v), P99: metrics.Num(2 * v), P999: metrics.Num(3 * v)}
+			a.ByCC = append(a.ByCC, report.CCTable{CC: cc, Slowdown: metrics.ShortLong{All: s, Short: s, Long: s}})
+			a.Fidelity = append(a.Fidelity, report.Fidelity{Variant: cc, Verdict: verdict})
+		}
+		os.MkdirAll(filepath.Join(dir, "analysis"), 0o755)
+		b, _ := json.Marshal(a)
+		os.WriteFile(filepath.Join(dir, "analysis", "summary.json"), b, 0o644)
+		return dir
+	}
+	ra := write(map[string]float64{"hpcc": 2.0}, "faithful")
+	rb := write(map[string]float64{"hpcc": 1.5, "swift": 1.2}, "degraded")
+	out, err := runCclab(t, "compare", "--json", ra, rb)
+	if err != nil {
+		t.Fatalf("compare: %v\n%s", err, out)
+	}
+	var d report.Delta
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var hp50, sw50 *report.DeltaRow
+	for i, r := range d.Rows {
+		if r.Metric == "p50 slowdown, all flows" {
+			switch r.Law {
+			case "hpcc":
+				hp50 = &d.Rows[i]
+			case "swift":
+				sw50 = &d.Rows[i]
+			}
+		}
+	}
+	if hp50 == nil || hp50.A != 2.0 || hp50.B != 1.5 || hp50.Diff != -0.5 || hp50.Rel != -0.25 ||
+		hp50.VerdictA != "faithful" || hp50.VerdictB != "degraded" {
+		t.Errorf("hpcc p50: %+v", hp50)
+	}
+	if sw50 == nil || !math.IsNaN(sw50.A.F()) || sw50.B != 1.2 || !math.IsNaN(sw50.Diff.F()) {
+		t.Errorf("swift p50 (B only): %+v", sw50)
+	}
+	if _, err := runCclab(t, "compare", ra, t.TempDir()); err == nil {
+		t.Error("compare with a directory that is neither a run nor an analysis succeeded")
+	}
+}
