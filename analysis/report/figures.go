@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
+	"cclab/analysis/metrics"
 	"cclab/analysis/plot"
 	"cclab/analysis/series"
 )
@@ -26,9 +28,164 @@ const maxPoints = 3000
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// Charts lists the figures of an analysis (those with data).
-func (a *Analysis) Charts() []plot.Chart {
+// comparisonNames are the file stems of comparisonCharts, in order.
+var comparisonNames = []string{"slowdown_p50_bins", "slowdown_p95_bins", "slowdown_p99_bins", "slowdown_p999_bins",
+	"fct_cdf", "long_throughput", "queue_busiest", "queue_busiest_cdf"}
+
+// lawColor gives every law one colour in every comparison figure: its
+// place in the analysis's table.
+func (a *Analysis) lawColor() map[string]int {
+	c := map[string]int{}
+	for i, t := range a.ByCC {
+		c[t.CC] = i + 1
+	}
+	return c
+}
+
+// lawOf is the law a merged series name starts with ("cubic/h0" -> cubic).
+func lawOf(name string) string {
+	law, _, ok := strings.Cut(name, "/")
+	if !ok {
+		return "all"
+	}
+	return law
+}
+
+// comparisonCharts are the figures that compare the laws as the papers
+// draw them, one line per law in the law's colour: FCT slowdown per flow
+// size bin (PowerTCP's bins, log-log, as HPCC Fig. 11 and PowerTCP Fig.
+// 6) at p50, p95, p99 and p99.9; the FCT CDF; the long flows' throughput
+// over time; the queue of each law's busiest port over time and its CDF.
+func (a *Analysis) comparisonCharts() []plot.Chart {
+	col := a.lawColor()
 	var out []plot.Chart
+	pct := []struct {
+		name string
+		get  func(metrics.Summary) float64
+	}{
+		{"p50", func(s metrics.Summary) float64 { return s.P50.F() }},
+		{"p95", func(s metrics.Summary) float64 { return s.P95.F() }},
+		{"p99", func(s metrics.Summary) float64 { return s.P99.F() }},
+		{"p99.9", func(s metrics.Summary) float64 { return s.P999.F() }},
+	}
+	for _, p := range pct {
+		c := plot.Chart{Title: p.name + " FCT slowdown per flow size", XLabel: "flow size (bytes, bin's upper edge)",
+			YLabel: p.name + " slowdown", LogX: true, LogY: true, XBytes: true}
+		for _, t := range a.ByCC {
+			ser := plot.Series{Name: t.CC, Color: col[t.CC], Marks: true}
+			for _, b := range t.FixedBins {
+				if b.Summary.N == 0 || b.High == 0 {
+					continue
+				}
+				ser.X = append(ser.X, float64(b.High))
+				ser.Y = append(ser.Y, p.get(b.Summary))
+			}
+			c.Series = append(c.Series, ser)
+		}
+		out = append(out, c)
+	}
+
+	cdf := plot.Chart{Title: "FCT CDF", XLabel: "FCT (ms)", YLabel: "fraction of flows", LogX: true, YMin: 0, YMax: 1.02}
+	for _, t := range a.ByCC {
+		var v []float64
+		for _, f := range a.Flows {
+			if f.Complete && (f.CC == t.CC || (f.CC == "" && t.CC == "all")) {
+				v = append(v, ms(f.FCT))
+			}
+		}
+		ser := plot.Series{Name: t.CC, Color: col[t.CC], Step: true}
+		for _, c := range series.CDF(v) {
+			ser.X = append(ser.X, c[0])
+			ser.Y = append(ser.Y, c[1])
+		}
+		cdf.Series = append(cdf.Series, ser)
+	}
+	out = append(out, cdf)
+
+	// Long flows (group "long" in flows.csv): each law's summed throughput.
+	long := map[string]bool{}
+	for _, f := range a.Flows {
+		if f.Group == "long" {
+			long[f.ID] = true
+		}
+	}
+	bucket := max(time.Duration(a.Config.FairWindowNs), 10*time.Millisecond, a.Window)
+	lt := plot.Chart{Title: fmt.Sprintf("Long flows' throughput (mean per %v)", bucket), XLabel: "time (ms)", YLabel: "Mbit/s", YFromZero: true}
+	byLaw := map[string]map[time.Duration]float64{}
+	for _, s := range a.Throughput {
+		if !long[s.Flow] {
+			continue
+		}
+		law := s.CC
+		if law == "" {
+			law = lawOf(s.Flow)
+		}
+		if byLaw[law] == nil {
+			byLaw[law] = map[time.Duration]float64{}
+		}
+		// Averaged over buckets of a base RTT (at least 10 ms): per-window
+		// rates of GSO bursts say nothing at this scale.
+		for _, p := range s.Points {
+			byLaw[law][p.T/bucket*bucket] += p.V * float64(a.Window) / float64(bucket)
+		}
+	}
+	for _, t := range a.ByCC {
+		pts := byLaw[t.CC]
+		ts := make([]time.Duration, 0, len(pts))
+		for k := range pts {
+			ts = append(ts, k)
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		ser := plot.Series{Name: t.CC, Color: col[t.CC]}
+		for _, k := range ts {
+			ser.X = append(ser.X, ms(k))
+			ser.Y = append(ser.Y, pts[k]/1e6)
+		}
+		lt.Series = append(lt.Series, ser)
+	}
+	out = append(out, lt)
+
+	// Each law's busiest port (largest mean queue).
+	busiest := map[string]series.Queue{}
+	for _, q := range a.Queues {
+		law := lawOf(q.Port.Node)
+		if b, ok := busiest[law]; !ok || q.Summary.Mean.F() > b.Summary.Mean.F() {
+			busiest[law] = q
+		}
+	}
+	qt := plot.Chart{Title: "Queue at each law's busiest port", XLabel: "time (ms)", YLabel: "KB", YFromZero: true}
+	qc := plot.Chart{Title: "Queue CDF at each law's busiest port", XLabel: "KB", YLabel: "fraction of samples", YMin: 0, YMax: 1.02}
+	for _, t := range a.ByCC {
+		q, ok := busiest[t.CC]
+		if !ok && len(a.ByCC) == 1 {
+			q, ok = busiest["all"]
+		}
+		if !ok {
+			continue
+		}
+		name := q.Port.String()
+		ts := plot.Series{Name: name, Color: col[t.CC]}
+		vals := make([]float64, 0, len(q.Samples))
+		for _, p := range q.Samples {
+			ts.X = append(ts.X, ms(p.T))
+			ts.Y = append(ts.Y, p.V/1e3)
+			vals = append(vals, p.V/1e3)
+		}
+		cs := plot.Series{Name: name, Color: col[t.CC], Step: true}
+		for _, c := range series.CDF(vals) {
+			cs.X = append(cs.X, c[0])
+			cs.Y = append(cs.Y, c[1])
+		}
+		qt.Series = append(qt.Series, ts)
+		qc.Series = append(qc.Series, cs)
+	}
+	return append(out, qt, qc)
+}
+
+// Charts lists the figures of an analysis: the comparisons first, then
+// the per-flow and per-port diagnostics.
+func (a *Analysis) Charts() []plot.Chart {
+	out := a.comparisonCharts()
 	// Slowdown vs flow size, HPCC-style equal-count bins.
 	sd := plot.Chart{Title: "FCT slowdown vs flow size", XLabel: "flow size (bytes, largest in 5% bin)", YLabel: "slowdown", LogX: true, XBytes: true}
 	for li, t := range a.ByCC {
@@ -181,7 +338,8 @@ func (a *Analysis) Charts() []plot.Chart {
 }
 
 // figureNames are the file stems of Charts, in order.
-var figureNames = []string{"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish"}
+var figureNames = append(comparisonNames[:len(comparisonNames):len(comparisonNames)],
+	"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish")
 
 // Figures renders every chart that has data, in PNG and SVG.
 func (a *Analysis) Figures() ([]Figure, error) {
