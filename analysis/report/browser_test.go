@@ -27,11 +27,7 @@ func TestReportInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal("chromium not found: scripts/bootstrap installs it (make test runs it)")
 	}
-	dir, _ := makeRun(t, []runFlow{
-		{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 200_000, gap: 24 * time.Microsecond},
-		{id: "f1", src: h1, dst: h2, srcName: "h1", sport: 40001, size: 200_000, gap: 24 * time.Microsecond},
-		{id: "f2", src: h0, dst: h2, srcName: "h0", sport: 40002, size: 4_000, gap: 10 * time.Microsecond, start: 5 * time.Millisecond},
-	})
+	dir, _ := makeRun(t, twoLawsThreeFlows())
 	a, err := AnalyzeRun(context.Background(), dir, Config{Window: 100 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)

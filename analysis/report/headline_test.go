@@ -47,11 +47,7 @@ func TestHeadlineTableMarksBestFaithful(t *testing.T) {
 // The comparison figures draw one line per law, each law in the same
 // colour in every figure, and are written with the report.
 func TestComparisonFigures(t *testing.T) {
-	dir, _ := makeRun(t, []runFlow{
-		{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 200_000, gap: 24 * time.Microsecond},
-		{id: "f1", src: h1, dst: h2, srcName: "h1", sport: 40001, size: 200_000, gap: 24 * time.Microsecond},
-		{id: "f2", src: h0, dst: h2, srcName: "h0", sport: 40002, size: 4_000, gap: 10 * time.Microsecond, start: 5 * time.Millisecond},
-	})
+	dir, _ := makeRun(t, twoLawsThreeFlows())
 	a, err := AnalyzeRun(context.Background(), dir, Config{Window: 100 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +83,15 @@ func TestComparisonFigures(t *testing.T) {
 		if !names[n] {
 			t.Errorf("figure %s not written (have %v)", n, names)
 		}
+	}
+}
+
+// twoLawsThreeFlows is a small run of two laws (lawA, lawB) for the
+// report's tests: two long flows and a short one into h2.
+func twoLawsThreeFlows() []runFlow {
+	return []runFlow{
+		{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 200_000, gap: 24 * time.Microsecond},
+		{id: "f1", src: h1, dst: h2, srcName: "h1", sport: 40001, size: 200_000, gap: 24 * time.Microsecond},
+		{id: "f2", src: h0, dst: h2, srcName: "h0", sport: 40002, size: 4_000, gap: 10 * time.Microsecond, start: 5 * time.Millisecond},
 	}
 }
