@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
@@ -38,6 +39,8 @@ type input struct {
 	queues  string
 	traces  string
 	framing ideal.Framing
+	// experiment and topology name the run (run.json), "" for captures.
+	experiment, topology string
 }
 
 // AnalyzeRun analyses a run directory (docs/run-directory.md).
@@ -55,6 +58,10 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 		return nil, err
 	}
 	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: len(app) > 0, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.framing()}
+	in.experiment = ri.Experiment.Name
+	if ri.Topology != nil {
+		in.topology = ri.Topology.Name
+	}
 	if cfg.Plan != nil {
 		in.plan = cfg.Plan
 	}
@@ -91,7 +98,7 @@ func AnalyzePcaps(ctx context.Context, files []string, cfg Config) (*Analysis, e
 }
 
 func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
-	a := &Analysis{Source: in.source, RunID: in.runID, Window: cfg.Window, Config: ConfigEcho{
+	a := &Analysis{Source: in.source, RunID: in.runID, Experiment: in.experiment, Topology: in.topology, Window: cfg.Window, Config: ConfigEcho{
 		WindowNs: int64(cfg.Window), FairThreshold: cfg.FairThreshold, FairHoldNs: int64(cfg.FairHold),
 		FairOverlapRTTs: cfg.FairOverlapRTTs, EqualPct: cfg.EqualPct, Classes: cfg.Classes}}
 	progress := func(format string, args ...any) {
@@ -99,12 +106,13 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 			cfg.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	eta := newByteETA(in.files)
 	tput := series.NewWindows[wkey](0, cfg.Window)
 	links := series.NewWindows[lkey](0, cfg.Window)
 	intDec := series.NewINT(len(in.files), cfg.Window)
 	caps := make([]*pcapflows.Capture, len(in.files))
 	for fi, path := range in.files {
-		progress("reading %s (%d of %d)", filepath.Base(path), fi+1, len(in.files))
+		progress("reading %s (%d of %d%s)", filepath.Base(path), fi+1, len(in.files), eta.left(fi))
 		c, err := pcapflows.ReadFile(ctx, path, pcapflows.Options{
 			Observe: func(p *pcapflows.Packet) {
 				tput.Add(wkey{fi, p.Flow, p.FromClient}, p.Time, uint64(p.NewBytes))
@@ -237,4 +245,39 @@ func fmtF(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// byteETA estimates the time left reading files from the bytes read so far.
+type byteETA struct {
+	begin time.Time
+	sizes []int64
+	total int64
+}
+
+func newByteETA(files []string) *byteETA {
+	e := &byteETA{begin: time.Now()}
+	for _, f := range files {
+		var n int64
+		if st, err := os.Stat(f); err == nil {
+			n = st.Size()
+		}
+		e.sizes = append(e.sizes, n)
+		e.total += n
+	}
+	return e
+}
+
+// left is ", about Ns left" before file i, or "" while there is nothing
+// to go by.
+func (e *byteETA) left(i int) string {
+	var done int64
+	for _, n := range e.sizes[:i] {
+		done += n
+	}
+	el := time.Since(e.begin)
+	if done == 0 || el < time.Second {
+		return ""
+	}
+	rest := time.Duration(float64(el) * float64(e.total-done) / float64(done))
+	return fmt.Sprintf(", about %v left", rest.Round(time.Second))
 }

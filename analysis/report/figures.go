@@ -186,6 +186,7 @@ func (a *Analysis) comparisonCharts() []plot.Chart {
 // the per-flow and per-port diagnostics.
 func (a *Analysis) Charts() []plot.Chart {
 	out := a.comparisonCharts()
+	col := a.lawColor() // a law's colour in every figure
 	// Slowdown vs flow size, HPCC-style equal-count bins.
 	sd := plot.Chart{Title: "FCT slowdown vs flow size", XLabel: "flow size (bytes, largest in 5% bin)", YLabel: "slowdown", LogX: true, XBytes: true}
 	for li, t := range a.ByCC {
@@ -206,7 +207,7 @@ func (a *Analysis) Charts() []plot.Chart {
 			tp.Title += fmt.Sprintf(" (first %d of %d flows)", maxLines, len(a.Throughput))
 			break
 		}
-		ser := plot.Series{Name: s.Flow}
+		ser := plot.Series{Name: s.Flow, Color: col[lawOf(s.Flow)]}
 		for _, p := range s.Points {
 			ser.X = append(ser.X, ms(p.T))
 			ser.Y = append(ser.Y, p.V/1e6)
@@ -217,7 +218,7 @@ func (a *Analysis) Charts() []plot.Chart {
 
 	jn := plot.Chart{Title: "Jain's fairness index among flows sharing a bottleneck", XLabel: "time (ms)", YLabel: "Jain index", YMin: 0, YMax: 1.05}
 	for _, g := range a.Fairness {
-		ser := plot.Series{Name: g.Bottleneck}
+		ser := plot.Series{Name: g.Bottleneck, Color: col[lawOf(g.Bottleneck)]}
 		for _, p := range g.Jain {
 			ser.X = append(ser.X, ms(p.T))
 			ser.Y = append(ser.Y, p.Index.F())
@@ -231,7 +232,7 @@ func (a *Analysis) Charts() []plot.Chart {
 		if l.RateBps == 0 || len(ut.Series) == maxLines {
 			continue
 		}
-		ser := plot.Series{Name: l.Sender + " @" + l.Capture}
+		ser := plot.Series{Name: l.Sender + " @" + l.Capture, Color: col[lawOf(l.Capture)]}
 		for _, p := range l.Points {
 			ser.X = append(ser.X, ms(p.T))
 			ser.Y = append(ser.Y, p.V/float64(l.RateBps))
@@ -249,7 +250,7 @@ func (a *Analysis) Charts() []plot.Chart {
 		if i == maxLines {
 			break
 		}
-		ser := plot.Series{Name: qq.Port.String()}
+		ser := plot.Series{Name: qq.Port.String(), Color: col[lawOf(qq.Port.Node)]}
 		vals := make([]float64, 0, len(qq.Samples))
 		for _, p := range qq.Samples {
 			ser.X = append(ser.X, ms(p.T))
@@ -257,7 +258,7 @@ func (a *Analysis) Charts() []plot.Chart {
 			vals = append(vals, p.V/1e3)
 		}
 		q.Series = append(q.Series, ser)
-		cs := plot.Series{Name: qq.Port.String(), Step: true}
+		cs := plot.Series{Name: qq.Port.String(), Step: true, Color: col[lawOf(qq.Port.Node)]}
 		for _, c := range series.CDF(vals) {
 			cs.X = append(cs.X, c[0])
 			cs.Y = append(cs.Y, c[1])
@@ -272,8 +273,8 @@ func (a *Analysis) Charts() []plot.Chart {
 		if i == maxLines {
 			break
 		}
-		c := plot.Series{Name: tr.CC + " " + tr.Sock}
-		s := plot.Series{Name: tr.CC + " " + tr.Sock + " " + tr.SignalName}
+		c := plot.Series{Name: tr.CC + " " + tr.Sock, Color: col[tr.CC]}
+		s := plot.Series{Name: tr.CC + " " + tr.Sock + " " + tr.SignalName, Color: col[tr.CC]}
 		for _, p := range tr.Cwnd {
 			c.X = append(c.X, ms(p.T))
 			c.Y = append(c.Y, p.V/1e3)
@@ -309,7 +310,7 @@ func (a *Analysis) Charts() []plot.Chart {
 
 	sf := plot.Chart{Title: "Start vs finish time per flow", XLabel: "start (ms)", YLabel: "finish (ms)", Points: true, XFromZero: true, YFromZero: true}
 	for _, t := range a.ByCC {
-		ser := plot.Series{Name: t.CC}
+		ser := plot.Series{Name: t.CC, Color: col[t.CC]}
 		// Every k-th flow past maxPoints: a scatter of more says no more
 		// and makes the page heavy.
 		step := max(t.Complete/maxPoints, 1)

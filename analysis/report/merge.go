@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 )
 
 // variantDirs lists the run directories directly under dir: `cclab run`
@@ -44,9 +45,15 @@ func Analyze(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
 		return nil, fmt.Errorf("%s: no run.json and no run directories in it: not a run", dir)
 	}
 	var parts []*Analysis
-	for _, v := range vs {
+	begin := time.Now()
+	for i, v := range vs {
 		if cfg.Progress != nil {
-			cfg.Progress("variant " + filepath.Base(v))
+			msg := fmt.Sprintf("variant %s (%d of %d)", filepath.Base(v), i+1, len(vs))
+			if i > 0 { // the mean pace so far
+				left := time.Since(begin) / time.Duration(i) * time.Duration(len(vs)-i)
+				msg += fmt.Sprintf(", about %v to go", left.Round(time.Second))
+			}
+			cfg.Progress(msg)
 		}
 		a, err := AnalyzeRun(ctx, v, cfg)
 		if err != nil {
@@ -60,7 +67,8 @@ func Analyze(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
 // merge puts variants side by side: everything named per variant keeps
 // its variant as a prefix; the tables per law are recomputed over all.
 func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
-	m := &Analysis{Source: dir, RunID: parts[0].RunID, Window: parts[0].Window, Config: parts[0].Config}
+	m := &Analysis{Source: dir, RunID: parts[0].RunID, Experiment: parts[0].Experiment, Topology: parts[0].Topology,
+		Window: parts[0].Window, Config: parts[0].Config}
 	for _, a := range parts {
 		v := filepath.Base(a.Source) + "/"
 		for _, c := range a.Captures {

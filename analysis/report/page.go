@@ -24,6 +24,9 @@ func (a *Analysis) SummaryLines() []string {
 	for _, c := range a.Captures {
 		pk += c.Packets
 	}
+	if a.Experiment != "" {
+		l = append(l, fmt.Sprintf("experiment %s on %s, run %s (%s)", a.Experiment, a.Topology, a.RunID, a.Source))
+	}
 	l = append(l, a.FidelityLines()...)
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
 	l = append(l, a.headlineTable()...)

@@ -23,7 +23,11 @@ import (
 
 // RunInfo is what analysis needs from run.json (docs/run-directory.md).
 type RunInfo struct {
-	ID            string         `json:"id"`
+	ID         string `json:"id"`
+	Experiment struct {
+		Name     string `json:"name"`
+		Topology string `json:"topology"`
+	} `json:"experiment"`
 	ClockOffsetNs int64          `json:"clock_offset_ns"`
 	CaptureDrops  uint64         `json:"capture_drops"` // packets the capture rings dropped
 	Topology      *topology.Plan `json:"topology"`

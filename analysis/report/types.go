@@ -177,8 +177,11 @@ type CaptureInfo struct {
 
 // Analysis is everything computed from a run or captures.
 type Analysis struct {
-	Source     string        `json:"source"` // the run directory or the captures
-	RunID      string        `json:"run_id,omitempty"`
+	Source string `json:"source"` // the run directory or the captures
+	RunID  string `json:"run_id,omitempty"`
+	// Experiment and Topology name what was run (from run.json).
+	Experiment string        `json:"experiment,omitempty"`
+	Topology   string        `json:"topology,omitempty"`
 	Origin     int64         `json:"origin_ns"` // time zero of every series (capture clock)
 	Window     time.Duration `json:"window_ns"`
 	Config     ConfigEcho    `json:"config"`
