@@ -30,7 +30,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // comparisonNames are the file stems of comparisonCharts, in order.
 var comparisonNames = []string{"slowdown_p50_bins", "slowdown_p95_bins", "slowdown_p99_bins", "slowdown_p999_bins",
-	"fct_cdf", "long_throughput", "queue_busiest", "queue_busiest_cdf"}
+	"fct_cdf", "long_throughput", "queue_busiest", "queue_busiest_cdf", "int_queue_busiest"}
 
 // lawColor gives every law one colour in every comparison figure: its
 // place in the analysis's table.
@@ -55,7 +55,8 @@ func lawOf(name string) string {
 // draw them, one line per law in the law's colour: FCT slowdown per flow
 // size bin (PowerTCP's bins, log-log, as HPCC Fig. 11 and PowerTCP Fig.
 // 6) at p50, p95, p99 and p99.9; the FCT CDF; the long flows' throughput
-// over time; the queue of each law's busiest port over time and its CDF.
+// over time; the queue of each law's busiest port over time and its CDF
+// (the qdisc sampler), and the queue INT reported at its busiest hop.
 func (a *Analysis) comparisonCharts() []plot.Chart {
 	col := a.lawColor()
 	var out []plot.Chart
@@ -179,7 +180,40 @@ func (a *Analysis) comparisonCharts() []plot.Chart {
 		qt.Series = append(qt.Series, ts)
 		qc.Series = append(qc.Series, cs)
 	}
-	return append(out, qt, qc)
+	out = append(out, qt, qc)
+
+	// The same from the telemetry: the INT-reported queue (largest per
+	// window) of each law's busiest hop, as a law's sender saw it.
+	it := plot.Chart{Title: "Queue reported by INT at each law's busiest hop", XLabel: "time (ms)", YLabel: "KB", YFromZero: true}
+	type hop struct {
+		name string
+		q    series.INTQueue
+	}
+	busiestINT := map[string]hop{}
+	for _, r := range a.INT {
+		law := lawOf(r.Capture)
+		for _, q := range r.Queues {
+			if b, ok := busiestINT[law]; !ok || q.Summary.Mean.F() > b.q.Summary.Mean.F() {
+				busiestINT[law] = hop{fmt.Sprintf("%s hop %d", r.Capture, q.Hop), q}
+			}
+		}
+	}
+	for _, t := range a.ByCC {
+		h, ok := busiestINT[t.CC]
+		if !ok && len(a.ByCC) == 1 {
+			h, ok = busiestINT["all"]
+		}
+		if !ok {
+			continue
+		}
+		ser := plot.Series{Name: h.name, Color: col[t.CC]}
+		for _, p := range h.q.Points {
+			ser.X = append(ser.X, ms(p.T))
+			ser.Y = append(ser.Y, p.V/1e3)
+		}
+		it.Series = append(it.Series, ser)
+	}
+	return append(out, it)
 }
 
 // Charts lists the figures of an analysis: the comparisons first, then
@@ -298,7 +332,7 @@ func (a *Analysis) Charts() []plot.Chart {
 			if q.Echo {
 				dir = "echo"
 			}
-			ser := plot.Series{Name: fmt.Sprintf("%s %s hop %d", r.Capture, dir, q.Hop)}
+			ser := plot.Series{Name: fmt.Sprintf("%s %s hop %d", r.Capture, dir, q.Hop), Color: col[lawOf(r.Capture)]}
 			for _, p := range q.Points {
 				ser.X = append(ser.X, ms(p.T))
 				ser.Y = append(ser.Y, p.V/1e3)
