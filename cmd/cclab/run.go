@@ -122,5 +122,6 @@ func printSummary(w io.Writer, res *runner.Result) {
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(w, "not loaded, skipped: %s (`cclab cc load` loads them)\n", strings.Join(res.Skipped, ", "))
 	}
+	fmt.Fprintf(w, "FCTs here are flows.csv's (connect to the receiver's last read); `cclab analyze %s` ends them at the last byte's arrival and has the figures\n", res.Dir)
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
 }
