@@ -98,7 +98,7 @@ func AnalyzePcaps(ctx context.Context, files []string, cfg Config) (*Analysis, e
 }
 
 func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
-	a := &Analysis{Source: in.source, RunID: in.runID, Experiment: in.experiment, Topology: in.topology, Window: cfg.Window, Config: ConfigEcho{
+	a := &Analysis{Source: in.source, RunID: in.runID, Version: AnalysisVersion, Experiment: in.experiment, Topology: in.topology, Window: cfg.Window, Config: ConfigEcho{
 		WindowNs: int64(cfg.Window), FairThreshold: cfg.FairThreshold, FairHoldNs: int64(cfg.FairHold),
 		FairOverlapRTTs: cfg.FairOverlapRTTs, EqualPct: cfg.EqualPct, Classes: cfg.Classes}}
 	progress := func(format string, args ...any) {

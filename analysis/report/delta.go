@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -103,6 +104,10 @@ func (d *Delta) Table() Table {
 	return t
 }
 
+// ErrStaleSummary is a summary.json made by another version of the
+// analysis (other definitions): analyse the run again.
+var ErrStaleSummary = errors.New("made with other definitions")
+
 // LoadSummary reads the summary.json an analysis wrote (dir/analysis, or
 // dir itself): the tables a comparison needs, without reading captures.
 func LoadSummary(dir string) (*Analysis, error) {
@@ -117,6 +122,9 @@ func LoadSummary(dir string) (*Analysis, error) {
 		var a Analysis
 		if err := json.Unmarshal(b, &a); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if a.Version != AnalysisVersion {
+			return nil, fmt.Errorf("%s: analysis version %d, this cclab makes %d: %w", p, a.Version, AnalysisVersion, ErrStaleSummary)
 		}
 		return &a, nil
 	}

@@ -129,15 +129,20 @@ func fairGroup(a *Analysis, tput *series.Windows[wkey], cfg Config, b string, id
 			g.Jain = append(g.Jain, p)
 		}
 	}
-	pts := make([]metrics.Point, len(g.Jain))
-	for i := range g.Jain {
-		pts[i] = metrics.Point{T: g.Jain[i].T, V: g.Jain[i].Index.F()}
-	}
-	fair := metrics.NewFairness(pts, cfg.FairThreshold, cfg.FairHold)
+	// Time to fairness per stable interval, from that interval's points
+	// only: a fair stretch must not run on across another interval, and
+	// it must hold for FairHold before the interval ends.
 	for _, s := range st {
 		c := Convergence{At: time.Duration(s.start - a.Origin), Flows: len(s.flows)}
 		end := time.Duration(s.end - a.Origin)
-		if at, ok := fair.From(c.At); ok && at < end {
+		var pts []metrics.Point
+		for _, p := range g.Jain {
+			if p.T >= c.At && p.T < end {
+				pts = append(pts, metrics.Point{T: p.T, V: p.Index.F()})
+			}
+		}
+		fair := metrics.NewFairness(pts, cfg.FairThreshold, cfg.FairHold)
+		if at, ok := fair.From(c.At); ok && at+cfg.FairHold <= end {
 			c.Converged, c.After = true, at-c.At
 			if g.FirstFair < 0 {
 				g.FirstFair = at

@@ -41,3 +41,38 @@ func TestCoarsen(t *testing.T) {
 		t.Errorf("coarsened %+v, want 400, 400, 200 bytes", pts)
 	}
 }
+
+// Time to fairness is judged inside each stable interval: a fair stretch
+// at the end of one interval does not count by running on into the next,
+// and it must hold for FairHold before its interval ends.
+func TestFairnessPerStableInterval(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	tput := series.NewWindows[wkey](0, time.Millisecond)
+	mk := func(id int, start, end int64) Flow {
+		return Flow{ID: string(rune('A' + id)), key: wkey{0, id, true}, hasKey: true, BaseRTT: time.Millisecond,
+			active: series.Interval{Start: start * ms, End: end * ms}}
+	}
+	a := &Analysis{Flows: []Flow{mk(0, 0, 40), mk(1, 0, 40), mk(2, 20, 21)}}
+	for w := int64(0); w < 40; w++ {
+		aBytes, bBytes := uint64(1000), uint64(1000)
+		if w < 18 {
+			bBytes = 100 // unfair until 18 ms
+		}
+		tput.Add(wkey{0, 0, true}, w*ms, aBytes)
+		tput.Add(wkey{0, 1, true}, w*ms, bBytes)
+		if w == 20 {
+			tput.Add(wkey{0, 2, true}, w*ms, 1000)
+		}
+	}
+	cfg := Config{FairThreshold: 0.95, FairHold: 10 * time.Millisecond, FairOverlapRTTs: 10}
+	g, ok := fairGroup(a, tput, cfg, "b", []int{0, 1, 2})
+	if !ok || len(g.Convergence) != 2 {
+		t.Fatalf("group %v, convergence %+v: want two stable intervals", ok, g.Convergence)
+	}
+	if g.Convergence[0].Converged {
+		t.Errorf("[0, 20 ms): fair only from 18 ms, yet converged: %+v", g.Convergence[0])
+	}
+	if c := g.Convergence[1]; !c.Converged || c.After != 0 {
+		t.Errorf("[21, 40 ms): fair throughout, got %+v", c)
+	}
+}

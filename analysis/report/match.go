@@ -144,7 +144,9 @@ func fromApp(in input, views []view, a *Analysis) []Flow {
 // load). The start stays the application's connect(), before the host's
 // NIC queue, which is part of the flow's time.
 func arrivalEnd(f *Flow, v view) {
-	if !f.Complete || v.rx == nil || v.rx.Status != pcapflows.StatusComplete ||
+	// Only a capture of its own at the receiver's end says when bytes
+	// arrived there (with only the sender's, keep the application's end).
+	if !f.Complete || v.rx == nil || v.rxFile == v.file || v.rx.Status != pcapflows.StatusComplete ||
 		v.rx.LastUseful <= f.Start || v.rx.Bytes != f.Size {
 		return
 	}

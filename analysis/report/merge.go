@@ -67,7 +67,7 @@ func Analyze(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
 // merge puts variants side by side: everything named per variant keeps
 // its variant as a prefix; the tables per law are recomputed over all.
 func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
-	m := &Analysis{Source: dir, RunID: parts[0].RunID, Experiment: parts[0].Experiment, Topology: parts[0].Topology,
+	m := &Analysis{Source: dir, RunID: parts[0].RunID, Version: AnalysisVersion, Experiment: parts[0].Experiment, Topology: parts[0].Topology,
 		Window: parts[0].Window, Config: parts[0].Config}
 	for _, a := range parts {
 		v := filepath.Base(a.Source) + "/"

@@ -289,6 +289,10 @@ func (a *Analysis) headlineTable() []string {
 	for _, f := range a.Fidelity {
 		verdict[f.Variant] = f.Verdict
 	}
+	// A single run's verdict is its directory's: it is the one law's.
+	if len(a.Fidelity) == 1 && len(a.ByCC) == 1 {
+		verdict[a.ByCC[0].CC] = a.Fidelity[0].Verdict
+	}
 	type col struct {
 		name string
 		get  func(c CCTable) float64

@@ -129,7 +129,8 @@ func (a *Analysis) SideBySide() Table {
 
 // FairnessTable summarises each bottleneck's fairness.
 func (a *Analysis) FairnessTable() Table {
-	t := Table{Title: fmt.Sprintf("fairness (Jain >= %g held %v, windows of %v)", a.Config.FairThreshold, time.Duration(a.Config.FairHoldNs), a.Window),
+	t := Table{Title: fmt.Sprintf("fairness where defined (2+ flows sharing a bottleneck unchanged for %d base RTTs; Jain >= %g held %v, windows of %v)",
+		a.Config.FairOverlapRTTs, a.Config.FairThreshold, time.Duration(a.Config.FairHoldNs), time.Duration(a.Config.FairWindowNs)),
 		Header: []string{"bottleneck", "flows", "windows", "mean_index", "first_fair_ms", "changes", "converged", "median_convergence_ms", "max_convergence_ms"}}
 	for _, g := range a.Fairness {
 		var sum float64

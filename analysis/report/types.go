@@ -179,6 +179,9 @@ type CaptureInfo struct {
 type Analysis struct {
 	Source string `json:"source"` // the run directory or the captures
 	RunID  string `json:"run_id,omitempty"`
+	// Version is the analysis's definitions (AnalysisVersion) when it
+	// was made: a summary.json of another version is not comparable.
+	Version int `json:"analysis_version"`
 	// Experiment and Topology name what was run (from run.json).
 	Experiment string        `json:"experiment,omitempty"`
 	Topology   string        `json:"topology,omitempty"`
@@ -229,6 +232,11 @@ type ConfigEcho struct {
 	EqualPct        float64         `json:"equal_count_pct"`
 	Classes         metrics.Classes `json:"classes"`
 }
+
+// AnalysisVersion counts changes of what the numbers mean: 2 since FCTs
+// end at the last byte's arrival and fairness is per stable interval
+// (2026-11-25); summaries without the field are 1.
+const AnalysisVersion = 2
 
 // ErrEmpty is a run or capture with no flows to analyse.
 var ErrEmpty = errors.New("no flows: nothing to analyse")

@@ -52,7 +52,9 @@ func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis
 		if err == nil {
 			return a, nil
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, report.ErrStaleSummary) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%v: analysing again\n", err)
+		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}

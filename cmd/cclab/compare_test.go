@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"cclab/analysis/metrics"
@@ -16,7 +17,7 @@ import (
 func TestCompareTwoRuns(t *testing.T) {
 	write := func(p50 map[string]float64, verdict string) string {
 		dir := t.TempDir()
-		a := report.Analysis{}
+		a := report.Analysis{Version: report.AnalysisVersion}
 		for cc, v := range p50 {
 			s := metrics.Summary{P50: metrics.Num(v), P99: metrics.Num(2 * v), P999: metrics.Num(3 * v)}
 			a.ByCC = append(a.ByCC, report.CCTable{CC: cc, Slowdown: metrics.ShortLong{All: s, Short: s, Long: s}})
@@ -57,5 +58,14 @@ func TestCompareTwoRuns(t *testing.T) {
 	}
 	if _, err := runCclab(t, "compare", ra, t.TempDir()); err == nil {
 		t.Error("compare with a directory that is neither a run nor an analysis succeeded")
+	}
+	// A summary of other definitions is not compared as it is: with no run
+	// to analyse again, the comparison fails.
+	old := write(map[string]float64{"hpcc": 2.0}, "faithful")
+	b, _ := os.ReadFile(filepath.Join(old, "analysis", "summary.json"))
+	b = []byte(strings.Replace(string(b), `"analysis_version":2`, `"analysis_version":1`, 1))
+	os.WriteFile(filepath.Join(old, "analysis", "summary.json"), b, 0o644)
+	if _, err := runCclab(t, "compare", old, rb); err == nil {
+		t.Error("compare used a summary of another analysis version")
 	}
 }

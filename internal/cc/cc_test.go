@@ -3,11 +3,13 @@ package cc
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"cclab/internal/runid"
+	kbpf "cclab/kmod/bpf"
 )
 
 // testOpts returns options with a pin directory of the test's own, removed
@@ -230,4 +232,38 @@ func TestLoadIsIdempotent(t *testing.T) {
 	if strings.Contains(err.Error(), "fs_range_ns") {
 		t.Errorf("error names a parameter that does not differ: %v", err)
 	}
+}
+
+// A registration records the build of cclab that made it: loading the same
+// law and parameters from another build is refused (its code and trace
+// records are not this build's), and Reconcile registers it again.
+func TestLoadRefusesAnotherBuild(t *testing.T) {
+	r := loadForTest(t, "dctcp")
+	if want, _ := kbpf.Build("dctcp"); r.Build != want {
+		t.Fatalf("registration build %q, want %q", r.Build, want)
+	}
+	opts := testOpts(t)
+	opts.PinDir = filepathDir(r.Pin)
+	opts.Names = map[string]string{"dctcp": r.Name}
+	regs, err := List(opts)
+	if err != nil || len(regs) != 1 || regs[0].Build != r.Build {
+		t.Fatalf("list: %+v %v", regs, err)
+	}
+	// As if an older cclab had registered it.
+	os.Remove(filepath.Join(r.Pin, buildPin))
+	if err := pinBuild(filepath.Join(r.Pin, buildPin), strings.Repeat("0", 64)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(context.Background(), []string{"dctcp"}, nil, opts); err == nil || !strings.Contains(err.Error(), "another cclab build") {
+		t.Fatalf("load over another build: %v", err)
+	}
+	stale, err := Reconcile(context.Background(), []string{"dctcp"}, nil, opts)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("reconcile: stale %v, %v", stale, err)
+	}
+	regs, err = List(opts)
+	if err != nil || len(regs) != 1 || regs[0].Build != r.Build {
+		t.Fatalf("after reconcile: %+v %v", regs, err)
+	}
+	t.Cleanup(func() { unregister(regs, opts.PinDir) })
 }

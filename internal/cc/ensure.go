@@ -28,6 +28,9 @@ func Ensure(ctx context.Context, laws []string, settings []string, opts Options)
 			return nil, fmt.Errorf("%s is registered with other parameters (%s); want %s: cclab cc unload %s first",
 				ps.Law, have[i].Params, ps, ps.Law)
 		}
+		if stale, why := staleBuild(have[i]); stale {
+			return nil, fmt.Errorf("%s is registered %s: cclab cc unload %s first", ps.Law, why, ps.Law)
+		}
 	}
 	if len(missing) > 0 {
 		// Only the settings that concern the missing laws' parameters
@@ -76,7 +79,8 @@ func settingApplies(setting string, laws []string) bool {
 }
 
 // Reconcile is Ensure for a run whose file names its laws' parameters: a
-// law cclab registered with other parameters is unregistered and registered
+// law cclab registered with other parameters, or by another build of
+// cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
 // they close). It returns the laws it re-registered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
@@ -87,7 +91,10 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 	var stale []string
 	for _, ps := range want {
 		i := registered(have, ps.Law, opts)
-		if i >= 0 && have[i].Params.String() != ps.String() {
+		if i < 0 {
+			continue
+		}
+		if old, _ := staleBuild(have[i]); old || have[i].Params.String() != ps.String() {
 			stale = append(stale, ps.Law)
 		}
 	}

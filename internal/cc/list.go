@@ -44,7 +44,7 @@ func List(opts Options) ([]Registration, error) {
 		if err != nil {
 			return nil, err
 		}
-		regs = append(regs, Registration{Law: law, Name: name, Params: ps, Pin: dir})
+		regs = append(regs, Registration{Law: law, Name: name, Params: ps, Pin: dir, Build: readBuild(dir)})
 	}
 	return regs, nil
 }

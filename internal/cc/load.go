@@ -57,6 +57,9 @@ type Registration struct {
 	Programs map[string]ebpf.ProgramID `json:"-"`
 	// Existing: Load found it registered already, with these parameters.
 	Existing bool `json:"existing,omitempty"`
+	// Build identifies the object registered (kbpf.Build), "" when the
+	// registration predates the record.
+	Build string `json:"build,omitempty"`
 }
 
 // regDir is the directory of a registration: the law's name, or
@@ -166,8 +169,11 @@ func Load(ctx context.Context, laws []string, settings []string, opts Options) (
 			return nil, fmt.Errorf("congestion control name %q: want 1-15 characters", name)
 		}
 		if r, ok := registrationNamed(mine, name); ok {
-			// Registered by cclab: the same law and parameters is
-			// what was asked for; anything else is a conflict.
+			// Registered by cclab: the same law, parameters and build
+			// is what was asked for; anything else is a conflict.
+			if stale, why := staleBuild(r); stale {
+				return nil, fmt.Errorf("%s is registered %s: cclab cc unload %s, then load it again", name, why, name)
+			}
 			if r.Law == ps.Law && r.Params.String() == ps.String() {
 				r.Existing = true
 				kept = append(kept, r)
@@ -271,6 +277,13 @@ func register(ps Params, opts Options) (Registration, error) {
 	if err := coll.Maps[rodataSection].Pin(filepath.Join(dir, "rodata")); err != nil {
 		return fail(fmt.Errorf("pin %s parameters: %w", ps.Law, err))
 	}
+	build, err := kbpf.Build(ps.Law)
+	if err != nil {
+		return fail(err)
+	}
+	if err := pinBuild(filepath.Join(dir, buildPin), build); err != nil {
+		return fail(fmt.Errorf("pin %s build: %w", ps.Law, err))
+	}
 	l, err := link.AttachStructOps(link.StructOpsOptions{Map: coll.Maps[structOpsMap]})
 	if err != nil {
 		return fail(fmt.Errorf("register %s as %q: %w", ps.Law, name, err))
@@ -287,7 +300,7 @@ func register(ps Params, opts Options) (Registration, error) {
 			}
 		}
 	}
-	return Registration{Law: ps.Law, Name: name, Params: ps, Pin: dir, Programs: progs}, nil
+	return Registration{Law: ps.Law, Name: name, Params: ps, Pin: dir, Programs: progs, Build: build}, nil
 }
 
 // loadCollection loads with the shared maps pinned by name in pinDir. Two
@@ -334,4 +347,55 @@ func setOpsName(spec *ebpf.CollectionSpec, name string) error {
 		return nil
 	}
 	return fmt.Errorf("%s has no name field", structOpsMap)
+}
+
+// buildPin names the pinned one-entry array that holds a registration's
+// build identity (kbpf.Build), next to its link and parameters.
+const buildPin = "build"
+
+func pinBuild(path, build string) error {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: uint32(len(build)), MaxEntries: 1})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Put(uint32(0), []byte(build)); err != nil {
+		return err
+	}
+	return m.Pin(path)
+}
+
+// readBuild is a registration's pinned build identity, "" when it has none.
+func readBuild(dir string) string {
+	m, err := ebpf.LoadPinnedMap(filepath.Join(dir, buildPin), nil)
+	if err != nil {
+		return ""
+	}
+	defer m.Close()
+	v := make([]byte, m.ValueSize())
+	if err := m.Lookup(uint32(0), &v); err != nil {
+		return ""
+	}
+	return string(v)
+}
+
+// Stale reports whether the registration holds another build of its law
+// than this binary embeds (kbpf.Build): re-register it.
+func (r Registration) Stale() bool {
+	stale, _ := staleBuild(r)
+	return stale
+}
+
+// staleBuild reports whether a registration holds another build of its
+// law than this binary's (a cclab rebuilt since it registered): its code
+// and its trace records may not be this build's.
+func staleBuild(r Registration) (bool, string) {
+	want, err := kbpf.Build(r.Law)
+	if err != nil || r.Build == want {
+		return false, ""
+	}
+	if r.Build == "" {
+		return true, "by a cclab build that did not record its build"
+	}
+	return true, "by another cclab build (" + r.Build[:12] + ", this one is " + want[:12] + ")"
 }

@@ -149,6 +149,14 @@ func StartTrace(ctx context.Context, opts Options, w io.Writer) (*Trace, error) 
 }
 
 func (t *Trace) read() error {
+	// The laws' names and signals by trace id (kmod/law/law_table.h),
+	// looked up once, not per record.
+	var names [256]struct{ law, signal string }
+	for _, l := range law.All() {
+		if int(l) < len(names) {
+			names[l] = struct{ law, signal string }{l.String(), l.Signal()}
+		}
+	}
 	var r traceRec
 	var line []byte
 	for {
@@ -159,13 +167,14 @@ func (t *Trace) read() error {
 		if err != nil {
 			return fmt.Errorf("read trace: %w", err)
 		}
+		if len(rec.RawSample) != binary.Size(r) {
+			return fmt.Errorf("trace record of %d bytes, this cclab reads %d: a law registered by another cclab build writes it (cclab cc unload, then load again)",
+				len(rec.RawSample), binary.Size(r))
+		}
 		if _, err := binary.Decode(rec.RawSample, binary.NativeEndian, &r); err != nil {
 			return fmt.Errorf("decode trace record: %w", err)
 		}
-		var id struct{ law, signal string }
-		if l, ok := law.ByID(int(r.Law)); ok { // ids of kmod/law/law_table.h
-			id.law, id.signal = l.String(), l.Signal()
-		}
+		id := names[r.Law]
 		line = line[:0]
 		line = strconv.AppendUint(line, r.TimeNs, 10)
 		line = append(line, ',')

@@ -99,7 +99,7 @@ func waitUnregistered(regs []Registration) error {
 
 func removeRegDir(dir string) error {
 	var errs []error
-	for _, f := range []string{"link", "rodata"} {
+	for _, f := range []string{"link", "rodata", buildPin} {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, fmt.Errorf("unpin: %w", err))
 		}

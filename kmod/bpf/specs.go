@@ -1,6 +1,8 @@
 package bpf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/cilium/ebpf"
@@ -41,4 +43,25 @@ var loaders = map[string]func() (*ebpf.CollectionSpec, error){
 	"hpcc":           loadHpcc,
 	"swift":          loadSwift,
 	"dctcp":          loadDctcp,
+}
+
+// objects are the embedded objects, for Build.
+var objects = map[string]*[]byte{
+	"powertcp":       &_PowertcpBytes,
+	"theta_powertcp": &_Theta_powertcpBytes,
+	"hpcc":           &_HpccBytes,
+	"swift":          &_SwiftBytes,
+	"dctcp":          &_DctcpBytes,
+}
+
+// Build identifies the law's object as this binary embeds it (a SHA-256
+// of its bytes): a registration made by another build of cclab has
+// another.
+func Build(law string) (string, error) {
+	b, ok := objects[law]
+	if !ok {
+		return "", fmt.Errorf("no eBPF build of law %q", law)
+	}
+	sum := sha256.Sum256(*b)
+	return hex.EncodeToString(sum[:]), nil
 }

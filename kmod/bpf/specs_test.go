@@ -18,5 +18,8 @@ func TestEveryLawHasABuild(t *testing.T) {
 		if _, err := law.ParseLaw(name); err != nil {
 			t.Errorf("eBPF object %s: %v", name, err)
 		}
+		if _, ok := objects[name]; !ok {
+			t.Errorf("eBPF object %s has no build identity (objects)", name)
+		}
 	}
 }

@@ -319,3 +319,37 @@ func TestConformHPCCSamplingFrequency(t *testing.T) {
 		}
 	}
 }
+
+// Swift's carried AI remainder belongs to the window it was carried at:
+// after the window has been cut (16 MB to below 2 segments here), the
+// first increase is ai * acked / cwnd, not that plus a remainder of the
+// old window's size (which added ~8 segments at once).
+func TestConformSwiftRemainderAfterDecrease(t *testing.T) {
+	const w = 16 << 20
+	c, out := newCtl(t, Swift, fmt.Sprintf("init_cwnd_bytes=%d", w), "max_cwnd_bytes=1073741824",
+		"fs_range_ns=0", "base_target_ns=100000", "per_hop_ns=0", "min_cwnd_bytes=1448")
+	var una uint32
+	now := uint64(1e6)
+	ack := func(acked uint32, rttUs uint32) Out {
+		una += acked
+		now += uint64(rttUs) * 1000
+		return onAck(t, c, Ack{NowNs: now, AckedBytes: acked, MSS: DefaultMSS, SndNxt: una + uint32(w), SndUna: una, RTTus: rttUs})
+	}
+	// Tiny ACKs below target: each leaves ai * 1 byte as remainder.
+	for i := 0; i < 11000; i++ {
+		out = ack(1, 50)
+	}
+	// Far above target, one decrease per RTT down to below two segments.
+	for i := 0; i < 200 && out.CwndBytes >= 2*DefaultMSS; i++ {
+		out = ack(1, 10000)
+	}
+	before := out.CwndBytes
+	if before >= 2*DefaultMSS {
+		t.Fatalf("window still %d after the decreases", before)
+	}
+	out = ack(DefaultMSS, 50)
+	want := uint64(1448) * DefaultMSS / max(before, DefaultMSS)
+	if got := out.CwndBytes - before; got > want+1 {
+		t.Errorf("first increase at %d B: +%d B, want at most %d (ai * acked / cwnd)", before, got, want+1)
+	}
+}

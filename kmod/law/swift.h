@@ -279,11 +279,16 @@ LAW_INLINE __u64 swift_ai_add(struct swift_state *s, __u64 ai, __u64 acked,
 {
 	/* cwnd <= 2^30 (law_out_cwnd), so the remainder fits 32 bits */
 	__u64 div = law_min64(s->cwnd >= mss ? s->cwnd : mss, LAW_CWND_CAP_MAX);
-	/* ai, acked <= 2^30: the product and the remainder fit */
-	__u64 n = law_min64(ai, LAW_CWND_CAP_MAX) *
-		  law_min64(acked, LAW_CWND_CAP_MAX) + s->ai_rem;
+	__u64 n;
 
 	div += !div;
+	/* A remainder of a larger window (before a decrease) is dropped: it
+	 * would add up to old_cwnd / cwnd bytes at once. */
+	if (s->ai_rem >= div)
+		s->ai_rem = 0;
+	/* ai, acked <= 2^30: the product and the remainder fit */
+	n = law_min64(ai, LAW_CWND_CAP_MAX) * law_min64(acked, LAW_CWND_CAP_MAX) +
+	    s->ai_rem;
 	s->ai_rem = (__u32)(n % div);
 	return n / div;
 }

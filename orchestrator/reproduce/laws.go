@@ -27,7 +27,7 @@ func RegisterLaw(ctx context.Context, n Need) (registered bool, err error) {
 		if r.Name != n.Name {
 			continue
 		}
-		if r.Law == n.Law && r.Params.String() == want[0].String() {
+		if r.Law == n.Law && r.Params.String() == want[0].String() && !r.Stale() {
 			return false, nil
 		}
 		if _, err := cc.Unload([]string{r.Name}, cc.Options{}); err != nil {
