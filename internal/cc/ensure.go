@@ -59,6 +59,19 @@ func Ensure(ctx context.Context, laws []string, settings []string, opts Options)
 	return out, nil
 }
 
+// SettingsFor keeps the settings that concern one of laws (a "law.name"
+// of one of them, or a plain name one of them has): what a registration of
+// those laws takes from settings written for many.
+func SettingsFor(laws []string, settings []string) []string {
+	var out []string
+	for _, s := range settings {
+		if settingApplies(s, laws) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // settingApplies reports whether a name=value setting concerns one of laws.
 func settingApplies(setting string, laws []string) bool {
 	ps, err := Resolve(laws, nil)
@@ -82,7 +95,7 @@ func settingApplies(setting string, laws []string) bool {
 // law cclab registered with other parameters, or by another build of
 // cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
-// they close). It returns the laws it re-registered.
+// they close). It returns the names it re-registered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
 	want, have, err := wantAndHave(laws, settings, opts)
 	if err != nil {
@@ -95,7 +108,7 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 			continue
 		}
 		if old, _ := staleBuild(have[i]); old || have[i].Params.String() != ps.String() {
-			stale = append(stale, ps.Law)
+			stale = append(stale, have[i].Name) // the registration under opts' name
 		}
 	}
 	if len(stale) > 0 {

@@ -17,8 +17,8 @@ import (
 // for the echo map, by the INT host agent).
 var sharedMaps = []string{"cclab_int_echo", "cclab_cc_trace", "cclab_cc_ctl"}
 
-// Unload unregisters the named laws (all that cclab registered in the pin
-// directory when none is named). A law that is not registered there is an
+// Unload unregisters the named laws or registered names (all that cclab
+// registered in the pin directory when none is named). A law that is not registered there is an
 // error, and registrations made by anyone else are never touched.
 func Unload(laws []string, opts Options) ([]Registration, error) {
 	regs, err := List(opts)
@@ -27,7 +27,12 @@ func Unload(laws []string, opts Options) ([]Registration, error) {
 	}
 	var todo []Registration
 	for _, law := range laws {
-		i := slices.IndexFunc(regs, func(r Registration) bool { return r.Law == law || r.Name == law })
+		// A registered name first (a law may be registered under its own
+		// name and under others), then a law's name.
+		i := slices.IndexFunc(regs, func(r Registration) bool { return r.Name == law })
+		if i < 0 {
+			i = slices.IndexFunc(regs, func(r Registration) bool { return r.Law == law })
+		}
 		if i < 0 {
 			return nil, fmt.Errorf("%s is not registered by cclab in %s", law, opts.pinDir())
 		}

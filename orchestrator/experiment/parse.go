@@ -185,6 +185,17 @@ func (e *Experiment) validate() error {
 	if err := checkCC(e.Line, e.CC); err != nil {
 		return err
 	}
+	for name, v := range e.Variants {
+		if err := checkCC(e.Line, name); err != nil {
+			return fmt.Errorf("variant: %w", err)
+		}
+		if v.Law == "" {
+			return errAt(e.Line, "variant %s: no law (variants: {%s: {law: hpcc, set: {...}}})", name, name)
+		}
+		if v.Law == name {
+			return errAt(e.Line, "variant %s: named as its law; give it a name of its own", name)
+		}
+	}
 	seen := map[string]bool{}
 	for _, cc := range e.Compare {
 		if err := checkCC(e.Line, cc); err != nil {

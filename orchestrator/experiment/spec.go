@@ -26,6 +26,12 @@ type Experiment struct {
 	// parameters (or checks that they are registered with them).
 	Laws     map[string]string `yaml:"laws" json:"laws,omitempty"`
 	LawsLine int               `yaml:"-" json:"-"`
+	// Variants are laws registered under names of their own with
+	// settings of their own (a parameter name of the law -> value), for
+	// `compare`: e.g. hpcc_vaisf: {law: hpcc, set: {vai_enable: 1}}. The
+	// run registers them as it registers `laws:` (those settings, the
+	// calibration's, then the variant's own).
+	Variants map[string]VariantSpec `yaml:"variants" json:"variants,omitempty"`
 	// Emulation says how the fabric is emulated and judged.
 	Emulation Emulation `yaml:"emulation" json:"emulation"`
 	Workload  []Entry   `yaml:"workload" json:"workload"`
@@ -35,6 +41,26 @@ type Experiment struct {
 	File         string `yaml:"-" json:"file"`
 	TopologyPath string `yaml:"-" json:"topology_path"`
 	Line         int    `yaml:"-" json:"-"`
+}
+
+// VariantSpec is one entry of Variants.
+type VariantSpec struct {
+	Law string            `yaml:"law" json:"law"`
+	Set map[string]string `yaml:"set" json:"set,omitempty"`
+}
+
+// VariantSettings is the settings a variant is registered with, as
+// `cclab cc load` takes them: the laws section's, then its own (its own
+// prefixed with its law, so that they win over both).
+func (e *Experiment) VariantSettings(name string) []string {
+	v := e.Variants[name]
+	out := e.LawSettings()
+	var own []string
+	for k, val := range v.Set {
+		own = append(own, v.Law+"."+k+"="+val)
+	}
+	sort.Strings(own)
+	return append(out, own...)
 }
 
 // Hosts are the TCP and offload settings applied to every host.

@@ -38,24 +38,14 @@ workload:
   - name: incast
     incast: {dst: h0, fan_in: 2, size: 300KB}
 `)
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Runs[0].OK != 2 {
-		t.Fatalf("flows %+v", res.Runs[0])
-	}
+	out := runTwoFlowIncast(t, exp, id, opts)
 	dir := filepath.Join(out, string(id))
 	rows := readCSV(t, filepath.Join(dir, "cc_trace.csv"))
 	if len(rows) < 50 {
 		t.Fatalf("cc_trace.csv has %d rows; 600 KB of DCTCP should give hundreds of ACKs", len(rows))
 	}
 	var lastCwnd int
+	var err error
 	for _, r := range rows[1:] {
 		if r[2] != "dctcp" { // the trace names the law, whatever its registered name
 			t.Fatalf("trace row of another control: %v", r)
@@ -82,4 +72,24 @@ workload:
 		t.Fatalf("trace stats %+v, csv rows %d", rj.Extensions.Trace, len(rows)-1)
 	}
 	t.Logf("%d trace rows, params %v", len(rows)-1, rj.CC[name].Params)
+}
+
+// runTwoFlowIncast runs an experiment whose workload is a 2-flow incast,
+// with the laws' pin options opts, and returns its output directory; both
+// flows must complete.
+func runTwoFlowIncast(t *testing.T, exp string, id runid.ID, opts cclaws.Options) string {
+	t.Helper()
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs[0].OK != 2 {
+		t.Fatalf("flows %+v", res.Runs[0])
+	}
+	return out
 }

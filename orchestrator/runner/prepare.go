@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	cclaws "cclab/internal/cc"
 	"cclab/orchestrator/experiment"
@@ -31,6 +32,21 @@ type Prepared struct {
 	// Laws are cclab's laws the run registers itself, with the
 	// experiment's `laws:` parameters, before it builds anything.
 	Laws []string
+	// VariantNames are the experiment's variants the run uses (each
+	// registered under its name as its law, with its own settings).
+	VariantNames []string
+}
+
+// derivedLaws are the laws the calibration derives parameters for: those
+// registered under their names and the variants' laws.
+func (p *Prepared) derivedLaws() []string {
+	out := slices.Clone(p.Laws)
+	for _, n := range p.VariantNames {
+		if l := p.Exp.Variants[n].Law; !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Prepare reads the experiment and its topology, checks every congestion
@@ -58,7 +74,7 @@ func Prepare(path string) (*Prepared, error) {
 	if len(ccs) == 0 {
 		ccs = []string{exp.CC}
 	}
-	if exp.Laws != nil {
+	if exp.Laws != nil || len(exp.Variants) > 0 {
 		if err := p.lawsToRegister(ccs, avail); err != nil {
 			return nil, err
 		}
@@ -114,8 +130,24 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 		used = append(used, en.CC)
 	}
 	for _, cc := range used {
-		if slices.Contains(cclaws.Laws(), cc) && !slices.Contains(p.Laws, cc) {
-			p.Laws = append(p.Laws, cc)
+		law := cc
+		if v, ok := p.Exp.Variants[cc]; ok {
+			if !slices.Contains(cclaws.Laws(), v.Law) {
+				return fmt.Errorf("%s: variant %s: %q is not one of cclab's laws (%s)", p.Exp.File, cc, v.Law, strings.Join(cclaws.Laws(), ", "))
+			}
+			own := p.Exp.VariantSettings(cc)[len(p.Exp.LawSettings()):]
+			vs := append(cclaws.SettingsFor([]string{v.Law}, p.Exp.LawSettings()), own...)
+			if _, err := cclaws.Resolve([]string{v.Law}, vs); err != nil {
+				return fmt.Errorf("%s: variant %s: %w", p.Exp.File, cc, err)
+			}
+			if !slices.Contains(p.VariantNames, cc) {
+				p.VariantNames = append(p.VariantNames, cc)
+			}
+			avail[cc] = true
+			continue
+		}
+		if slices.Contains(cclaws.Laws(), law) && !slices.Contains(p.Laws, law) {
+			p.Laws = append(p.Laws, law)
 		}
 	}
 	check := p.Laws

@@ -133,25 +133,44 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 	if ls.registered {
 		return nil
 	}
-	if len(p.Laws) == 0 {
+	if len(p.Laws) == 0 && len(p.VariantNames) == 0 {
 		return ls.recordOnly(p, v, cal, opt)
 	}
 	settings := p.Exp.LawSettings()
 	if cal != nil {
-		d, err := calibrate.Derive(cal, p.Plan, p.Laws, p.Exp.Laws)
+		d, err := calibrate.Derive(cal, p.Plan, p.derivedLaws(), p.Exp.Laws)
 		if err != nil {
 			return err
 		}
 		ls.base, ls.baseVariant, ls.derived = cal, v, d
 		settings = append(settings, d.Settings()...)
 	}
-	fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, settings)
-	replaced, err := cclaws.Reconcile(ctx, p.Laws, settings, opt.Laws)
-	if err != nil {
-		return fmt.Errorf("register laws: %w", err)
+	if len(p.Laws) > 0 {
+		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, settings)
+		replaced, err := cclaws.Reconcile(ctx, p.Laws, settings, opt.Laws)
+		if err != nil {
+			return fmt.Errorf("register laws: %w", err)
+		}
+		if len(replaced) > 0 {
+			fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters or by another build\n", replaced)
+		}
 	}
-	if len(replaced) > 0 {
-		fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters\n", replaced)
+	// Each variant: its law under its own name, with the same settings
+	// and derived parameters, then its own.
+	var derived []string
+	if ls.derived != nil {
+		derived = ls.derived.Settings()
+	}
+	for _, name := range p.VariantNames {
+		v := p.Exp.Variants[name]
+		vs := cclaws.SettingsFor([]string{v.Law}, append(p.Exp.LawSettings(), derived...))
+		vs = append(vs, p.Exp.VariantSettings(name)[len(p.Exp.LawSettings()):]...)
+		vopt := opt.Laws
+		vopt.Names = map[string]string{v.Law: name}
+		fmt.Fprintf(opt.Log, "registering variant %s (%s) with %v\n", name, v.Law, vs)
+		if _, err := cclaws.Reconcile(ctx, []string{v.Law}, vs, vopt); err != nil {
+			return fmt.Errorf("register variant %s: %w", name, err)
+		}
 	}
 	ls.registered, ls.applied = true, cal != nil
 	return nil
