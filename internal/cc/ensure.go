@@ -95,24 +95,25 @@ func settingApplies(setting string, laws []string) bool {
 // law cclab registered with other parameters, or by another build of
 // cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
-// they close). It returns the names it re-registered.
+// they close). It returns the laws it re-registered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
 	want, have, err := wantAndHave(laws, settings, opts)
 	if err != nil {
 		return nil, err
 	}
-	var stale []string
+	var stale, names []string
 	for _, ps := range want {
 		i := registered(have, ps.Law, opts)
 		if i < 0 {
 			continue
 		}
 		if old, _ := staleBuild(have[i]); old || have[i].Params.String() != ps.String() {
-			stale = append(stale, have[i].Name) // the registration under opts' name
+			stale = append(stale, ps.Law)
+			names = append(names, have[i].Name) // the registration under opts' name
 		}
 	}
 	if len(stale) > 0 {
-		if _, err := Unload(stale, opts); err != nil {
+		if _, err := Unload(names, opts); err != nil {
 			return nil, fmt.Errorf("re-register %v: %w", stale, err)
 		}
 	}
