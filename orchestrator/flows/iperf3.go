@@ -24,7 +24,7 @@ import (
 // and Bytes is what the iperf3 client sent (iperf3 -n counts bytes
 // written, and its server stops counting at the test's end, so the
 // received count can fall short): sizes above 128 KB are rounded up to
-// whole 128 KB blocks. Use iperf3 for its own numbers, the in-process
+// whole 128 KB blocks (now and then one block more). Use iperf3 for its own numbers, the in-process
 // runner for FCTs.
 const Iperf3 = "iperf3"
 

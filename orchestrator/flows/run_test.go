@@ -170,8 +170,11 @@ func TestIperf3Flows(t *testing.T) {
 			t.Fatalf("flow %d: %+v", i, r)
 		}
 	}
-	// iperf3 rounds up to whole 128 KB blocks.
-	if res[0].Bytes != 16*128<<10 || res[1].Bytes != 4*128<<10 || res[2].Bytes != 500_000 {
+	// iperf3 rounds up to whole 128 KB blocks, and now and then sends one
+	// more (its budget is checked after a block is queued: seen once in
+	// a loaded make test, 17 blocks for 2 MB).
+	blocks := func(b uint64, want uint64) bool { return b == want*128<<10 || b == (want+1)*128<<10 }
+	if !blocks(res[0].Bytes, 16) || !blocks(res[1].Bytes, 4) || res[2].Bytes != 500_000 {
 		t.Fatalf("iperf3 bytes %d, %d", res[0].Bytes, res[1].Bytes)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "flow-0.json"))
