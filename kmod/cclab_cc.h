@@ -9,6 +9,8 @@
  * powertcp_params ..., the congestion-control name "powertcp", its id in
  * kmod/law/law_table.h), includes this file once and declares the
  * parameters of the law's table row: <NAME>_PARAMS(CCLAB_TABLE_PARAM).
+ * A law that reads ECN marks (DCQCN) also defines CCLAB_LAW_USES_ECN: the
+ * sender then hands it ECN-Echo, and the receiver echoes CE exactly.
  */
 #ifndef CCLAB_CC_H
 #define CCLAB_CC_H
@@ -42,6 +44,9 @@ struct cclab_cc_sk {
 	u64 signal_ppm;
 	u32 rtt_us;
 	u8 nhops;
+	u8 ece;			/* sender: this ACK carried ECE */
+	u8 ce_state;		/* receiver: the last segment carried CE */
+	u32 prior_rcv_nxt;	/* receiver: rcv_nxt before the last segment */
 };
 
 /* The parameters in force; checked as a whole on every change. */
@@ -190,6 +195,7 @@ static void cclab_cc_init(struct sock *sk)
 	c = (struct cclab_cc_sk *)p->is->priv;
 	LAW(_init)(&c->st, &cclab_params, tp->snd_nxt, tp->mss_cache, &out);
 	c->bytes_acked = tp->bytes_acked;
+	c->prior_rcv_nxt = tp->rcv_nxt;
 	cclab_cc_apply(sk, c, &out, 0);
 	/* Let TCP pace at the law's rate when no fq qdisc does it. */
 	if (out.pacing_rate != LAW_PACING_NONE)
@@ -232,6 +238,11 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 	};
 	if (cclab_int_read(p->is, &echo))
 		ack.echo = &echo;
+	if (c->ece) {
+		ack.ece_bytes = ack.acked_bytes;
+		ack.flags |= LAW_ACK_ECE;
+		c->ece = 0;
+	}
 	c->bytes_acked = tp->bytes_acked;
 	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
 	cclab_cc_apply(sk, c, &out, rs->acked_sacked);
@@ -265,6 +276,65 @@ static void cclab_cc_cong_control(struct sock *sk, const struct rate_sample *rs)
 {
 	cclab_cc_ack(sk, rs);
 }
+#endif
+
+#ifdef CCLAB_LAW_USES_ECN
+/* Sender: remember that the ACK being processed carried ECN-Echo. */
+static void cclab_cc_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+
+	if (p->is && (flags & CA_ACK_ECE))
+		((struct cclab_cc_sk *)p->is->priv)->ece = 1;
+}
+
+/*
+ * Receiver: every ACK echoes the CE state of the segments it covers
+ * (RFC 8257 3.2), as the eBPF build's glue (kmod/bpf/cc_law.h) does: when
+ * the state changes while a delayed ACK is pending, the earlier segments
+ * are acknowledged at once with the old state, and the segment that
+ * changed it at once too.
+ */
+static void cclab_cc_ce_event(struct sock *sk, u8 ce)
+{
+	struct cclab_cc_priv *p = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct cclab_cc_sk *c;
+
+	if (!p->is)
+		return;
+	c = (struct cclab_cc_sk *)p->is->priv;
+	if (c->ce_state != ce) {
+		if (inet_csk(sk)->icsk_ack.pending & ICSK_ACK_TIMER) {
+			if (c->ce_state)
+				tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
+			else
+				tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+			__tcp_send_ack(sk, c->prior_rcv_nxt);
+		}
+		inet_csk(sk)->icsk_ack.pending |= ICSK_ACK_NOW;
+		c->ce_state = ce;
+	}
+	c->prior_rcv_nxt = tp->rcv_nxt;
+	if (ce)
+		tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
+	else
+		tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+}
+
+static void cclab_cc_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	if (ev == CA_EVENT_ECN_IS_CE)
+		cclab_cc_ce_event(sk, 1);
+	else if (ev == CA_EVENT_ECN_NO_CE)
+		cclab_cc_ce_event(sk, 0);
+}
+#define CCLAB_CC_ECN_OPS			\
+	.in_ack_event = cclab_cc_in_ack_event,	\
+	.cwnd_event = cclab_cc_cwnd_event,	\
+	.flags = TCP_CONG_NEEDS_ECN,
+#else
+#define CCLAB_CC_ECN_OPS
 #endif
 
 /* Loss and undo: the policy of kmod/law/glue.h, as the eBPF build. */
@@ -329,6 +399,7 @@ static struct tcp_congestion_ops cclab_cc_ops __read_mostly = {
 	.set_state = cclab_cc_set_state,
 	.undo_cwnd = cclab_cc_undo_cwnd,
 	.get_info = cclab_cc_get_info,
+	CCLAB_CC_ECN_OPS
 	.owner = THIS_MODULE,
 	.name = CCLAB_LAW_NAME,
 };

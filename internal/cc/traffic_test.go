@@ -12,6 +12,7 @@ import (
 
 	"cclab/internal/cc/cemark"
 	"cclab/internal/units"
+	lawpkg "cclab/kmod/law"
 	intswitch "cclab/tcopt/switch"
 )
 
@@ -33,6 +34,11 @@ var testSettings = map[string][]string{
 	// reads as delay and cuts further (kmod/bpf/README.md).
 	"swift": {"host_bw_mbps=100", "base_rtt_ns=500000", "base_target_ns=1000000", "min_cwnd_bytes=1448"},
 	"dctcp": nil,
+	// TIMELY and DCQCN: the papers' time constants scaled as the
+	// calibration scales them (docs/calibration.md) to a 500 us base RTT:
+	// x 500/12 (the papers' fabric has a 12 us base RTT).
+	"timely": {"host_bw_mbps=100", "min_rtt_ns=833000", "t_low_ns=2083000", "t_high_ns=20833000"},
+	"dcqcn":  {"host_bw_mbps=100", "alpha_ns=2292000", "cnp_ns=2083000", "timer_ns=2292000"},
 }
 
 // startTrace starts the law trace of the test's pin directory; the
@@ -270,12 +276,24 @@ func TestDCTCPAlphaFollowsMarking(t *testing.T) {
 // Two flows of the same law share the bottleneck fairly once converged.
 // DCTCP runs as it is meant to, on an ECN-marking bottleneck (the INT
 // switch marking at K); its drop-tail case is TestDCTCPDropTailShare.
+//
+// Not TIMELY: on this path (no delay line, ~100 us RTT of CPU time) its
+// RTT gradient, normalised by a minRTT of the same size, reads the CPU's
+// jitter as congestion, and a flow cut to the rate floor (1 Mbit/s, one
+// packet per 12 ms, 100 RTTs) climbs back by delta per packet instead of
+// per RTT: two flows measured 1.5-17 Mbit/s each whatever the scaling.
+// Its sharing is measured on the delay-line fabric (experiments/
+// baselines.yaml, docs/performance.md), where the papers' proportions
+// hold (a 12 ms RTT, one packet per RTT at the floor).
 func TestTwoFlowsShareFairly(t *testing.T) {
 	for _, law := range Laws() {
+		if law == "timely" {
+			continue
+		}
 		t.Run(law, func(t *testing.T) {
 			r := loadForTest(t, law, testSettings[law]...)
 			requireFair(t, r.Name, func() []float64 {
-				if law == "dctcp" {
+				if l, _ := lawpkg.ParseLaw(law); l.UsesECN() {
 					return dctcpMarkedShare(t, r)
 				}
 				return twoFlowShare(t, newTestNet(t, testRate, testBuf, true), r.Name)

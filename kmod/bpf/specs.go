@@ -43,6 +43,8 @@ var loaders = map[string]func() (*ebpf.CollectionSpec, error){
 	"hpcc":           loadHpcc,
 	"swift":          loadSwift,
 	"dctcp":          loadDctcp,
+	"timely":         loadTimely,
+	"dcqcn":          loadDcqcn,
 }
 
 // objects are the embedded objects, for Build.
@@ -52,6 +54,8 @@ var objects = map[string]*[]byte{
 	"hpcc":           &_HpccBytes,
 	"swift":          &_SwiftBytes,
 	"dctcp":          &_DctcpBytes,
+	"timely":         &_TimelyBytes,
+	"dcqcn":          &_DcqcnBytes,
 }
 
 // Build identifies the law's object as this binary embeds it (a SHA-256

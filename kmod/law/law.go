@@ -28,6 +28,8 @@ const (
 	HPCC          Law = C.LAW_ID_HPCC
 	Swift         Law = C.LAW_ID_SWIFT
 	DCTCP         Law = C.LAW_ID_DCTCP
+	Timely        Law = C.LAW_ID_TIMELY
+	DCQCN         Law = C.LAW_ID_DCQCN
 )
 
 // All returns every law of the table, in id order.
@@ -73,6 +75,11 @@ func (l Law) String() string {
 	}
 	return fmt.Sprintf("law(%d)", int(l))
 }
+
+// UsesECN reports whether the law reads ECN marks: its builds ask TCP for
+// ECN (TCP_CONG_NEEDS_ECN) and its receiver echoes CE exactly
+// (LAW_USES_ECN in kmod/bpf, CCLAB_LAW_USES_ECN in kmod).
+func (l Law) UsesECN() bool { return l == DCTCP || l == DCQCN }
 
 // Signal says what the law's signal_ppm output carries.
 func (l Law) Signal() string {

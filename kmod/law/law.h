@@ -132,6 +132,7 @@ enum law_err {
 	LAW_E_INIT_CWND,	/* initial window above the cap */
 	LAW_E_FBS,		/* fs_min_cwnd_mppm not below fs_max_cwnd_segs */
 	LAW_E_VAI_AI_CAP,	/* vai_ai_cap above vai_bank_cap */
+	LAW_E_TIMELY_T,		/* t_low_ns not below t_high_ns */
 	LAW_TABLE(LAW_X_ERR)
 	LAW_E_COUNT
 };
@@ -144,6 +145,7 @@ LAW_INLINE const char *law_strerror(int err)
 	case LAW_E_INIT_CWND:	return "the initial window is above the window cap";
 	case LAW_E_FBS:		return "fs_min_cwnd_mppm must be below fs_max_cwnd_segs * 1e6";
 	case LAW_E_VAI_AI_CAP:	return "vai_ai_cap must be at most vai_bank_cap";
+	case LAW_E_TIMELY_T:	return "t_low_ns must be below t_high_ns";
 	LAW_TABLE(LAW_X_MSG)
 	}
 	return "unknown error";
@@ -256,6 +258,9 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "hpcc.h"
 #include "swift.h"
 #include "dctcp.h"
+#include "rate_law.h"
+#include "timely.h"
+#include "dcqcn.h"
 #include "glue.h"
 
 #endif /* CCLAB_LAW_H */

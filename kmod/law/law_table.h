@@ -31,7 +31,9 @@
 	X(2, theta_powertcp, THETA_POWERTCP, "norm_power")			\
 	X(3, hpcc, HPCC, "U")							\
 	X(4, swift, SWIFT, "delay")						\
-	X(5, dctcp, DCTCP, "alpha")
+	X(5, dctcp, DCTCP, "alpha")						\
+	X(6, timely, TIMELY, "grad1")						\
+	X(7, dcqcn, DCQCN, "alpha")
 
 /* The parameters PowerTCP and theta-PowerTCP share, the cap's default theirs. */
 #define LAW_POWER_PARAMS(P, NAME, cap_def)						\
@@ -139,6 +141,50 @@
 	  "initial window, at most max_cwnd_bytes/65535")			\
 	P(DCTCP, max_cwnd_bytes, max_cwnd_bytes, "bytes", 16777216, 65535, 1073741824, 1, \
 	  "window cap, at least init_cwnd_segs*65535")
+
+#define LAW_RATE_LAW_PARAMS(P, NAME)							\
+	P(NAME, host_bw_mbps, host_bw_mbps, "Mbit/s", 1000, 1, 800000, 0,		\
+	  "the NIC rate: the starting rate and the ceiling")			\
+	P(NAME, min_rate_kbps, min_rate_kbps, "kbit/s", 0, 0, 800000000, 0,		\
+	  "rate floor; 0 = HostBw/100 (HPCC's simulations: 1 Gbit/s at 100 Gbit/s)") \
+	P(NAME, max_cwnd_bytes, max_cwnd_bytes, "bytes", 16777216, 65535, 1073741824, 0, \
+	  "the window, a cap only: the law is rate-based")
+
+#define TIMELY_PARAMS(P)							\
+	P(TIMELY, min_rtt_ns, min_rtt_ns, "ns", 20000, 1000, 1000000000, 0,		\
+	  "minRTT, the gradient's normaliser (paper: 20 us)")			\
+	P(TIMELY, t_low_ns, t_low_ns, "ns", 50000, 1000, 1000000000, 1,		\
+	  "T_low: below it, additive increase (paper: 50 us); below t_high_ns") \
+	P(TIMELY, t_high_ns, t_high_ns, "ns", 500000, 1000, 1000000000, 1,		\
+	  "T_high: above it, decrease by T_high/RTT (paper: 500 us)")		\
+	P(TIMELY, alpha_ppm, alpha_ppm, "ppm", 875000, 1, 1000000, 0,		\
+	  "alpha, the EWMA weight of the newest RTT difference (0.875)")	\
+	P(TIMELY, beta_ppm, beta_ppm, "ppm", 800000, 1, 1000000, 0,			\
+	  "beta, the multiplicative decrease (0.8)")				\
+	P(TIMELY, hai_n, hai_n, "samples", 5, 1, 1000, 0,				\
+	  "N: after N falling RTTs, hyper-active increase by N*delta (5)")	\
+	P(TIMELY, delta_kbps, delta_kbps, "kbit/s", 0, 0, 800000000, 0,		\
+	  "delta, the additive step; 0 = HostBw/1000 (10 Mbit/s at 10 Gbit/s)") \
+	LAW_RATE_LAW_PARAMS(P, TIMELY)
+
+#define DCQCN_PARAMS(P)								\
+	P(DCQCN, alpha_ns, alpha_ns, "ns", 55000, 1000, 1000000000, 0,		\
+	  "K: alpha decays every K without a CNP (paper: 55 us)")		\
+	P(DCQCN, cnp_ns, cnp_ns, "ns", 50000, 0, 1000000000, 0,			\
+	  "N: at most one CNP per N per flow (paper: 50 us)")			\
+	P(DCQCN, timer_ns, timer_ns, "ns", 55000, 1000, 1000000000, 0,		\
+	  "T: the rate-increase timer (paper: 55 us)")				\
+	P(DCQCN, byte_counter_bytes, byte_counter_bytes, "bytes", 10485760, 0,	\
+	  1073741824, 0, "B: an increase event per B bytes acked, 0 off (paper: 10 MB)") \
+	P(DCQCN, g_shift, g_shift, "shift", 8, 0, 16, 0,				\
+	  "g = 2^-g_shift, the EWMA gain of alpha (1/256)")			\
+	P(DCQCN, fast_recovery, fast_recovery, "events", 5, 0, 100, 0,		\
+	  "F: increase events of fast recovery after a cut (5)")		\
+	P(DCQCN, rai_kbps, rai_kbps, "kbit/s", 0, 0, 800000000, 0,			\
+	  "R_AI, the additive step; 0 = HostBw/1000 (40 Mbit/s at 40 Gbit/s)")	\
+	P(DCQCN, rhai_kbps, rhai_kbps, "kbit/s", 0, 0, 800000000, 0,		\
+	  "R_HAI, the hyper step; 0 = 10*R_AI")					\
+	LAW_RATE_LAW_PARAMS(P, DCQCN)
 
 /* enum law_id: LAW_ID_POWERTCP = 1, ... */
 #define LAW_X_ENUM(id, name, NAME, signal)	LAW_ID_##NAME = id,

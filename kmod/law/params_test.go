@@ -27,6 +27,20 @@ func TestParamsCheck(t *testing.T) {
 			"vai_token_thresh": 1 << 41, "vai_ai_div": 0, "vai_bank_cap": 2e6, "vai_ai_cap": 0,
 			"vai_dampener_const": 1001},
 		DCTCP: {"g_shift": 17, "alpha_init_ppm": 1000001, "init_cwnd_segs": 0, "max_cwnd_bytes": 1},
+		Timely: {"min_rtt_ns": 999, "t_low_ns": 0, "t_high_ns": 2e9, "alpha_ppm": 0, "beta_ppm": 1000001,
+			"hai_n": 0, "delta_kbps": 800000001, "host_bw_mbps": 0, "min_rate_kbps": 800000001,
+			"max_cwnd_bytes": 65534},
+		DCQCN: {"alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
+			"g_shift": 17, "fast_recovery": 101, "rai_kbps": 800000001, "rhai_kbps": 800000001,
+			"host_bw_mbps": 800001, "min_rate_kbps": 800000001, "max_cwnd_bytes": 1<<30 + 1},
+	}
+	// The relations: TIMELY's T_low below T_high.
+	p, _ := DefaultParams(Timely)
+	if err := p.SetAssignment("t_low_ns=500000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), "t_low_ns must be below t_high_ns") {
+		t.Errorf("timely t_low_ns = t_high_ns: %v", err)
 	}
 	for _, name := range Laws() {
 		l, err := ParseLaw(name)

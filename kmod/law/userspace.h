@@ -140,6 +140,8 @@ static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 				    law_clamp64(p->hpcc.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 	case LAW_ID_SWIFT: return p->swift.max_cwnd_bytes;
 	case LAW_ID_DCTCP: return p->dctcp.max_cwnd_bytes;
+	case LAW_ID_TIMELY: return p->timely.max_cwnd_bytes;
+	case LAW_ID_DCQCN: return p->dcqcn.max_cwnd_bytes;
 	}
 	return 0;
 }

@@ -57,7 +57,7 @@ links:
 // and a larger delay moves every derived time constant by what the paths
 // gained, while the experiment's pinned values stay as pinned.
 func TestCalibrationFollowsDelay(t *testing.T) {
-	laws := []string{"powertcp", "hpcc", "swift", "dctcp"}
+	laws := []string{"powertcp", "hpcc", "swift", "dctcp", "timely", "dcqcn"}
 	var derived []*calibrate.Derived
 	for _, d := range []time.Duration{100 * time.Microsecond, 400 * time.Microsecond} {
 		plan, r := calibrateLeafSpine(t, d)
@@ -121,6 +121,9 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 			fmt.Sprintf("swift.fs_range_ns=%d", dv.BaseRTTNs/2),
 			fmt.Sprintf("swift.vai_ai_div=%d", dv.BaseRTTNs*30/12000),
 			fmt.Sprintf("hpcc.vai_ai_div=%d", int64(1024*bdp/150000)),
+			fmt.Sprintf("timely.t_high_ns=%d", roundUpUs(500000*dv.BaseRTTNs/12000)),
+			fmt.Sprintf("dcqcn.timer_ns=%d", roundUpUs(55000*dv.BaseRTTNs/12000)),
+			"timely.host_bw_mbps=100", "dcqcn.host_bw_mbps=100",
 		} {
 			if !slices.Contains(set, want) {
 				t.Errorf("settings %v lack %s", set, want)
@@ -137,3 +140,5 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 		}
 	}
 }
+
+func roundUpUs(ns int64) int64 { return (ns + 999) / 1000 * 1000 }

@@ -47,6 +47,12 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 //     have the same.
 //   - Swift's flow-scaling range: half the base RTT, the law's own
 //     default ratio (25 us of its 50 us).
+//   - TIMELY's and DCQCN's time constants (minRTT, T_low, T_high; K, N,
+//     T): their papers' values, set for fabrics of the same 12 us largest
+//     base RTT as the fast-convergence paper's (the HPCC and PowerTCP
+//     simulators run them unchanged there), times base RTT / 12 us.
+//     Their rate steps are fractions of the host rate (the laws'
+//     defaults) and DCQCN's byte counter stays in bytes (BDPs match).
 //   - Variable AI's congestion per token, the fast-convergence paper's
 //     values scaled from its fabric (largest base RTT 12 us, 100 Gbit/s
 //     hosts, BDP 150 KB) by the scaling rule (docs/scaling.md): Swift's
@@ -84,6 +90,15 @@ var lawParams = map[string][]string{
 	"theta_powertcp": {"base_rtt_ns", "host_bw_mbps"},
 	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns", "vai_ai_div"},
 	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div"},
+	"timely":         {"host_bw_mbps", "min_rtt_ns", "t_low_ns", "t_high_ns"},
+	"dcqcn":          {"host_bw_mbps", "alpha_ns", "cnp_ns", "timer_ns"},
+}
+
+// The TIMELY and DCQCN papers' time constants (ns), scaled by base RTT /
+// paperBaseRTTNs.
+var paperTimeNs = map[string]map[string]int64{
+	"timely": {"min_rtt_ns": 20000, "t_low_ns": 50000, "t_high_ns": 500000},
+	"dcqcn":  {"alpha_ns": 55000, "cnp_ns": 50000, "timer_ns": 55000},
 }
 
 // Derive applies the rule to a calibration of plan. pinned holds the
@@ -139,6 +154,20 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	}{
 		"swift": {"vai_ai_div": {d.SwiftVaiAiDivNs, "30 ns per token (paper) x base RTT / 12 us"}},
 		"hpcc":  {"vai_ai_div": {d.HpccVaiAiDivBytes, "1 KB per token (paper) x BDP / 150 KB"}},
+	}
+	for law, consts := range paperTimeNs {
+		if perLaw[law] == nil {
+			perLaw[law] = map[string]struct {
+				v    int64
+				rule string
+			}{}
+		}
+		for name, ns := range consts {
+			perLaw[law][name] = struct {
+				v    int64
+				rule string
+			}{roundUpUs(ns * d.BaseRTTNs / paperBaseRTTNs), fmt.Sprintf("%d us (paper) x base RTT / 12 us", ns/1000)}
+		}
 	}
 	for _, law := range laws {
 		for _, name := range lawParams[law] {

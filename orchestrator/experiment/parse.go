@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"cclab/internal/units"
@@ -100,11 +103,51 @@ func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
 	return decodeStrict(n, (*plain)(h))
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// decodeNoted decodes a mapping strictly into out (a pointer to a struct
+// type without UnmarshalYAML) and notes its line and the keys it gives.
+func decodeNoted(n *yaml.Node, out any, line *int, set *map[string]bool) error {
+	*line, *set = n.Line, keysOf(n)
+	return decodeStrict(n, out)
+}
+
+// UnmarshalYAML: decodeNoted (ecn_threshold and ecn_red: one at the most).
 func (sw *Switch) UnmarshalYAML(n *yaml.Node) error {
 	type plain Switch
-	sw.Line = n.Line
-	return decodeStrict(n, (*plain)(sw))
+	return decodeNoted(n, (*plain)(sw), &sw.Line, &sw.set)
+}
+
+// UnmarshalYAML: decodeNoted (ecn_threshold and ecn_red: exactly one).
+func (p *ECNProfile) UnmarshalYAML(n *yaml.Node) error {
+	type plain ECNProfile
+	return decodeNoted(n, (*plain)(p), &p.Line, &p.set)
+}
+
+// UnmarshalYAML: decodeNoted (what is left out takes defaults).
+func (r *RED) UnmarshalYAML(n *yaml.Node) error {
+	type plain RED
+	return decodeNoted(n, (*plain)(r), &r.Line, &r.set)
+}
+
+// UnmarshalYAML decodes strictly and remembers the line. A variant's
+// marking is not its own field: say where it goes.
+func (v *VariantSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain VariantSpec
+	v.Line = n.Line
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value == "switch" || k.Value == "ecn_threshold" || k.Value == "ecn_red" {
+			return fmt.Errorf("line %d: a variant's ECN marking goes in the switch section: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}}}}", k.Line)
+		}
+	}
+	return decodeStrict(n, (*plain)(v))
+}
+
+// keysOf returns the keys of a mapping node.
+func keysOf(n *yaml.Node) map[string]bool {
+	keys := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys[n.Content[i].Value] = true
+	}
+	return keys
 }
 
 // UnmarshalYAML decodes strictly and remembers the line.
@@ -186,14 +229,14 @@ func (e *Experiment) validate() error {
 		return err
 	}
 	for name, v := range e.Variants {
-		if err := checkCC(e.Line, name); err != nil {
+		if err := checkCC(v.Line, name); err != nil {
 			return fmt.Errorf("variant: %w", err)
 		}
 		if v.Law == "" {
-			return errAt(e.Line, "variant %s: no law (variants: {%s: {law: hpcc, set: {...}}})", name, name)
+			return errAt(v.Line, "variant %s: no law (variants: {%s: {law: hpcc, set: {...}}})", name, name)
 		}
 		if v.Law == name {
-			return errAt(e.Line, "variant %s: named as its law; give it a name of its own", name)
+			return errAt(v.Line, "variant %s: named as its law; give it a name of its own", name)
 		}
 	}
 	seen := map[string]bool{}
@@ -209,7 +252,7 @@ func (e *Experiment) validate() error {
 	if e.Timeout == 0 {
 		e.Timeout = units.Duration(DefaultTimeout)
 	}
-	if err := e.Switch.validate(&e.Hosts); err != nil {
+	if err := e.Switch.validate(&e.Hosts, e.Compare); err != nil {
 		return err
 	}
 	switch e.Emulation.DelayEngine {
@@ -385,10 +428,34 @@ func (e *Experiment) CCs() []string {
 
 // validate checks the switch section and derives host defaults from it:
 // with INT on, TCP timestamps default to off so that all 40 bytes of option
-// space carry records (tcopt/README.md).
-func (sw *Switch) validate(h *Hosts) error {
+// space carry records (tcopt/README.md). ECN profiles are for names the
+// run compares.
+func (sw *Switch) validate(h *Hosts, compare []string) error {
 	if sw == nil {
 		return nil
+	}
+	if sw.set["ecn_threshold"] && sw.set["ecn_red"] {
+		return errAt(sw.Line, "switch: ecn_threshold and ecn_red both given; a port marks one way (give one, or per compared name in ecn_profiles)")
+	}
+	if err := sw.ECNRed.validate(); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(sw.ECNProfiles))
+	for name := range sw.ECNProfiles {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the first error in the file's terms, always the same
+	for _, name := range names {
+		p := sw.ECNProfiles[name]
+		if !slices.Contains(compare, name) {
+			return errAt(p.Line, "switch ecn_profiles: %s is not compared (compare: [%s]); a profile is for a name in compare", name, strings.Join(compare, ", "))
+		}
+		if p.set["ecn_threshold"] == p.set["ecn_red"] {
+			return errAt(p.Line, "switch ecn_profiles %s: give one of ecn_threshold (0B: no marking) and ecn_red", name)
+		}
+		if err := p.ECNRed.validate(); err != nil {
+			return err
+		}
 	}
 	if sw.QueueSample == 0 {
 		sw.QueueSample = units.Duration(DefaultQueueSample)
@@ -399,6 +466,29 @@ func (sw *Switch) validate(h *Hosts) error {
 	if sw.INT && h.TCPTimestamps == nil {
 		off := false
 		h.TCPTimestamps = &off
+	}
+	return nil
+}
+
+// validate fills RED's default pmax and checks the profile. Kmin and
+// Kmax have no default: the papers' bytes are for their rates and delays,
+// and a time-scaled fabric keeps them in BDPs, not in proportion to its
+// port rates (docs/scaling.md).
+func (r *RED) validate() error {
+	if r == nil {
+		return nil
+	}
+	if !r.set["kmin"] || !r.set["kmax"] {
+		return errAt(r.Line, "ecn_red: give kmin and kmax (HPCC's DCQCN marking is 100KB/400KB at 25 Gbit/s with its delays: scale them as the fabric is scaled, docs/scaling.md)")
+	}
+	if !r.set["pmax"] {
+		r.Pmax = DefaultREDPmax
+	}
+	if r.Kmin >= r.Kmax {
+		return errAt(r.Line, "ecn_red: kmin %v is not below kmax %v", r.Kmin, r.Kmax)
+	}
+	if r.Pmax < 1e-6 {
+		return errAt(r.Line, "ecn_red: pmax %v: the probability of marking at kmax must be above 0 (at most 1; e.g. 0.2 or \"20%%\")", float64(r.Pmax))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cclab/internal/units"
 )
 
 const good = `name: t
@@ -75,6 +77,54 @@ func TestParseSwitch(t *testing.T) {
 	}
 }
 
+// ECN marking: the switch's own (a step, or RED with HPCC's defaults for
+// what it leaves out), replaced in the runs of compared names that have a
+// profile of their own (a variant's by its name); the profile in force
+// says where it came from.
+func TestParseECNProfiles(t *testing.T) {
+	src := good + `variants:
+  hpcc_x: {law: hpcc, set: {vai_enable: 1}}
+switch:
+  ecn_red: {kmin: 20KB, kmax: 80KB, pmax: "50%"}
+  ecn_profiles:
+    cubic: {ecn_threshold: 0B}
+    bbr:
+      ecn_red: {kmin: 100KB, kmax: 400KB, rate: 25Gbit}
+    hpcc_x: {ecn_red: {kmin: 10KB, kmax: 40KB, rate: 1Gbit}}
+`
+	src = strings.Replace(src, "compare: [cubic, bbr]", "compare: [cubic, bbr, hpcc_x, reno]", 1)
+	e, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cc, from  string
+		threshold units.Size
+		red       *RED
+	}{
+		{"cubic", "ecn_profiles.cubic", 0, nil},
+		{"bbr", "ecn_profiles.bbr", 0, &RED{Kmin: 100_000, Kmax: 400_000, Pmax: 0.2, Rate: units.Rate(25e9)}},
+		{"hpcc_x", "ecn_profiles.hpcc_x", 0, &RED{Kmin: 10_000, Kmax: 40_000, Pmax: 0.2, Rate: units.Rate(1e9)}},
+		{"reno", "switch", 0, &RED{Kmin: 20_000, Kmax: 80_000, Pmax: 0.5}},
+	} {
+		p, from := e.Switch.Profile(c.cc)
+		if from != c.from || p.ECNThreshold != c.threshold || (p.ECNRed == nil) != (c.red == nil) {
+			t.Errorf("%s: profile %+v from %s, want threshold %v red %+v from %s", c.cc, p, from, c.threshold, c.red, c.from)
+			continue
+		}
+		if r := p.ECNRed; r != nil && (r.Kmin != c.red.Kmin || r.Kmax != c.red.Kmax || r.Pmax != c.red.Pmax || r.Rate != c.red.Rate) {
+			t.Errorf("%s: RED %+v, want %+v", c.cc, *r, *c.red)
+		}
+	}
+	e, err = Parse("f.yaml", []byte(good+"switch: {ecn_threshold: 75KB}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, from := e.Switch.Profile("bbr"); from != "switch" || p.ECNThreshold != 75_000 || p.ECNRed != nil {
+		t.Fatalf("step profile %+v from %s", p, from)
+	}
+}
+
 // Every bad input is reported with the file and the line of the culprit.
 func TestParseBad(t *testing.T) {
 	head := "name: t\ntopology: x.yaml\nworkload:\n"
@@ -117,6 +167,25 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\nswitch:\n  queue_sample: 50us\nworkload: []\n", "f.yaml:4: queue_sample 50µs is outside"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  ecn: 3\n", "f.yaml:5: unknown field \"ecn\""},
 		{"name: t\ntopology: x.yaml\nswitch: {ecn_threshold: 30}\n", "f.yaml:3: size \"30\" has no unit"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 80KB, kmax: 20KB}\n", "f.yaml:4: ecn_red: kmin 80KB is not below kmax 20KB"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 20KB, kmax: 20KB}\n", "f.yaml:4: ecn_red: kmin 20KB is not below kmax 20KB"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red:\n    kmin: 20KB\n", "f.yaml:5: ecn_red: give kmin and kmax"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {}\n", "f.yaml:4: ecn_red: give kmin and kmax"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red:\n    pmax: 1.5\n", "f.yaml:5: \"1.5\" is outside 0-100%"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 1KB, kmax: 2KB, pmax: 0}\n", "f.yaml:4: ecn_red: pmax 0: the probability of marking at kmax must be above 0"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 2, kmax: 3KB}\n", "f.yaml:4: size \"2\" has no unit"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {k_min: 2KB}\n", "f.yaml:4: unknown field \"k_min\""},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_threshold: 30KB\n  ecn_red: {kmin: 1KB, kmax: 2KB}\n", "f.yaml:4: switch: ecn_threshold and ecn_red both given"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_threshold: 0B\n  ecn_red: {kmin: 1KB, kmax: 2KB}\n", "f.yaml:4: switch: ecn_threshold and ecn_red both given"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic, bbr]\nswitch:\n  ecn_profiles:\n    reno: {ecn_threshold: 30KB}\n", "f.yaml:6: switch ecn_profiles: reno is not compared (compare: [cubic, bbr])"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB}\n", "f.yaml:5: switch ecn_profiles: cubic is not compared"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB, ecn_red: {kmin: 1KB, kmax: 2KB}}\n", "f.yaml:6: switch ecn_profiles cubic: give one of ecn_threshold (0B: no marking) and ecn_red"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {}\n", "f.yaml:6: switch ecn_profiles cubic: give one of"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic:\n      ecn_red: {kmin: 9KB, kmax: 3KB}\n", "f.yaml:7: ecn_red: kmin 9KB is not below kmax 3KB"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_step: 3KB}\n", "f.yaml:6: unknown field \"ecn_step\""},
+		{"name: t\ntopology: x.yaml\nvariants:\n  dcqcn_x: {law: dcqcn, switch: {ecn_red: {kmin: 1KB, kmax: 2KB}}}\n", "f.yaml:4: a variant's ECN marking goes in the switch section"},
+		{"name: t\ntopology: x.yaml\nvariants:\n  hpcc_x: {law: hpcc, sett: {}}\n", "f.yaml:4: unknown field \"sett\""},
+		{"name: t\ntopology: x.yaml\nvariants:\n  hpcc_x: {set: {}}\n", "f.yaml:4: variant hpcc_x: no law"},
 	}
 	for _, c := range cases {
 		_, err := Parse("f.yaml", []byte(c.in))

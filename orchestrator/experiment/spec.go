@@ -43,10 +43,12 @@ type Experiment struct {
 	Line         int    `yaml:"-" json:"-"`
 }
 
-// VariantSpec is one entry of Variants.
+// VariantSpec is one entry of Variants. (Its switch marking, like any
+// compared name's, is an entry of the switch's ECNProfiles.)
 type VariantSpec struct {
-	Law string            `yaml:"law" json:"law"`
-	Set map[string]string `yaml:"set" json:"set,omitempty"`
+	Law  string            `yaml:"law" json:"law"`
+	Set  map[string]string `yaml:"set" json:"set,omitempty"`
+	Line int               `yaml:"-" json:"-"`
 }
 
 // VariantSettings is the settings a variant is registered with, as
@@ -98,10 +100,52 @@ type Capture struct {
 // Switch turns on the tc-eBPF software switch (tcopt/) on every switch
 // egress port: queue telemetry always, INT records and ECN marking on demand.
 type Switch struct {
-	INT          bool           `yaml:"int" json:"int"`                      // stamp INT records; hosts reserve and echo them
-	ECNThreshold units.Size     `yaml:"ecn_threshold" json:"ecn_threshold"`  // CE-mark above K bytes at dequeue; 0: off
-	QueueSample  units.Duration `yaml:"queue_sample" json:"queue_sample_ns"` // queues.csv period
-	Line         int            `yaml:"-" json:"-"`
+	INT          bool       `yaml:"int" json:"int"`                     // stamp INT records; hosts reserve and echo them
+	ECNThreshold units.Size `yaml:"ecn_threshold" json:"ecn_threshold"` // CE-mark above K bytes at dequeue; 0: off
+	ECNRed       *RED       `yaml:"ecn_red" json:"ecn_red,omitempty"`   // or mark with RED's profile (not both)
+	// ECNProfiles give compared congestion controls (variants included)
+	// a marking of their own, which replaces the two above in their runs.
+	ECNProfiles map[string]ECNProfile `yaml:"ecn_profiles" json:"ecn_profiles,omitempty"`
+	QueueSample units.Duration        `yaml:"queue_sample" json:"queue_sample_ns"` // queues.csv period
+	Line        int                   `yaml:"-" json:"-"`
+	set         map[string]bool       // the fields the file gives
+}
+
+// An ECNProfile is how the switch marks in one compared name's run: a
+// step at ECNThreshold (0B: no marking) or ECNRed; exactly one is given.
+type ECNProfile struct {
+	ECNThreshold units.Size      `yaml:"ecn_threshold" json:"ecn_threshold"`
+	ECNRed       *RED            `yaml:"ecn_red" json:"ecn_red,omitempty"`
+	Line         int             `yaml:"-" json:"-"`
+	set          map[string]bool // the fields the file gives
+}
+
+// RED is a probabilistic marking profile (DCQCN's switches): with q bytes
+// queued behind a packet at dequeue, no mark up to Kmin, a mark with
+// probability Pmax*(q-Kmin)/(Kmax-Kmin) up to Kmax, every packet above.
+// With Rate, Kmin and Kmax are for a port of that rate, and each port
+// scales them by its own. Kmin and Kmax must be given; Pmax defaults to
+// 0.2 (the HPCC paper's).
+type RED struct {
+	Kmin units.Size      `yaml:"kmin" json:"kmin"`
+	Kmax units.Size      `yaml:"kmax" json:"kmax"`
+	Pmax Fraction        `yaml:"pmax" json:"pmax"`
+	Rate units.Rate      `yaml:"rate" json:"rate,omitempty"` // 0: the same bytes on every port
+	Line int             `yaml:"-" json:"-"`
+	set  map[string]bool // the fields the file gives
+}
+
+// DefaultREDPmax is the HPCC paper's Pmax, RED's default.
+const DefaultREDPmax = Fraction(0.2)
+
+// Profile is the switch's marking in the run of compared name cc: its
+// entry in ECNProfiles, else the section's own ecn_threshold or ecn_red.
+// from says which: "ecn_profiles.<cc>" or "switch".
+func (sw *Switch) Profile(cc string) (p ECNProfile, from string) {
+	if own, ok := sw.ECNProfiles[cc]; ok {
+		return own, "ecn_profiles." + cc
+	}
+	return ECNProfile{ECNThreshold: sw.ECNThreshold, ECNRed: sw.ECNRed, Line: sw.Line}, "switch"
 }
 
 // An Entry is one item of the workload; exactly one of its kinds is set.

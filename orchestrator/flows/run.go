@@ -51,8 +51,34 @@ func (r Result) OK() bool { return r.Status == "ok" }
 // FCT is the flow completion time of a completed flow.
 func (r Result) FCT() time.Duration { return time.Duration(r.EndNs - r.StartNs) }
 
+// receiverCC is the congestion control dst's receiving sockets run: the
+// senders' when every in-process flow to dst uses the same one and it is
+// in echo, else the namespace's default.
+func receiverCC(specs []Spec, dst string, echo map[string]bool) string {
+	cc := ""
+	for _, s := range specs {
+		if s.Dst != dst || s.Tool == Iperf3 {
+			continue
+		}
+		if cc != "" && s.CC != cc {
+			return ""
+		}
+		cc = s.CC
+	}
+	if !echo[cc] {
+		return ""
+	}
+	return cc
+}
+
 // Options configure a Run.
 type Options struct {
+	// EchoCC are the congestion controls whose receivers must run them
+	// too: the ECN laws, whose receiver echoes each CE mark exactly (RFC
+	// 8257; the kernel's default receiver echoes CE until the sender's
+	// CWR, one RTT of ECE per mark). A receiver takes its senders' when
+	// all its flows use one of these.
+	EchoCC  map[string]bool
 	Hosts   map[string]Host
 	Port    uint16        // receivers listen here (default 5201)
 	Timeout time.Duration // a flow not done this long after its start (or stop) fails (default 30s)
@@ -140,7 +166,7 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 		}
 		seen[s.Dst] = true
 		h := opt.Hosts[s.Dst]
-		ln, err := Listen(h.Netns, h.Addr, opt.Port)
+		ln, err := ListenCC(h.Netns, h.Addr, opt.Port, receiverCC(specs, s.Dst, opt.EchoCC))
 		if err != nil {
 			closeListeners()
 			return nil, err

@@ -1,10 +1,12 @@
 package flows
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 	"time"
 
 	"cclab/internal/nsexec"
@@ -14,10 +16,31 @@ import (
 
 // Listen opens a TCP listener on addr:port inside namespace ns.
 func Listen(ns string, addr netip.Addr, port uint16) (*net.TCPListener, error) {
+	return ListenCC(ns, addr, port, "")
+}
+
+// ListenCC is Listen with the accepted sockets running congestion control
+// cc ("" keeps the namespace's default).
+func ListenCC(ns string, addr netip.Addr, port uint16, cc string) (*net.TCPListener, error) {
+	var lc net.ListenConfig
+	if cc != "" {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+			}); err != nil {
+				return err
+			}
+			if serr != nil {
+				return fmt.Errorf("set congestion control %q: %w", cc, serr)
+			}
+			return nil
+		}
+	}
 	var ln net.Listener
 	err := nsexec.Do(ns, func() error {
 		var err error
-		ln, err = net.Listen("tcp4", netip.AddrPortFrom(addr, port).String())
+		ln, err = lc.Listen(context.Background(), "tcp4", netip.AddrPortFrom(addr, port).String())
 		return err
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cclab/internal/cc"
+	"cclab/kmod/law"
 )
 
 // registeredLaws returns the parameters in force of every registered
@@ -42,4 +43,16 @@ func names(m map[string]bool) string {
 		s = append(s, k)
 	}
 	return strings.Join(sortStrings(s), " ")
+}
+
+// echoCCs are the registered congestion controls whose receivers must
+// run them too: the ECN laws' (flows.Options.EchoCC).
+func echoCCs(regs map[string]cc.Params) map[string]bool {
+	out := map[string]bool{}
+	for name, ps := range regs {
+		if l, err := law.ParseLaw(ps.Law); err == nil && l.UsesECN() {
+			out[name] = true
+		}
+	}
+	return out
 }

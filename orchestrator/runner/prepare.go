@@ -110,6 +110,11 @@ func Prepare(path string) (*Prepared, error) {
 	if len(p.Variants) == 0 {
 		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%v); `cclab cc load` loads cclab's laws", path, p.Skipped)
 	}
+	if exp.Switch != nil {
+		if err := checkMarkings(exp, plan, ccs); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 

@@ -383,7 +383,8 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	var done atomic.Int64
 	stopProgress := progress(log, v.CC, len(specs), planEnd(specs), &done)
 	results, runErr := flows.Run(ctx, specs, flows.Options{
-		Hosts: hosts, Port: flowPort, Timeout: p.Exp.Timeout.D(), ZeroNs: zero,
+		EchoCC: echoCCs(regs),
+		Hosts:  hosts, Port: flowPort, Timeout: p.Exp.Timeout.D(), ZeroNs: zero,
 		Progress:  func(n, _ int) { done.Store(int64(n)) },
 		Iperf3Dir: filepath.Join(dir, "iperf3"),
 		RecordPID: func(pid int) error { return netbuild.RecordPID(opt.ID, pid) },

@@ -1,25 +1,34 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/topology"
 	"cclab/tcopt/agent"
 	intswitch "cclab/tcopt/switch"
 )
 
 // telemetry is the extension an experiment's `switch:` section asks for:
 // the software switch on every switch egress port (queue samples into
-// queues.csv, INT stamping at dequeue, ECN marking above K) and, with INT
-// on, the host agent that reserves and echoes the option. The agent acts on
-// the sockets of this process's cgroup: flows run in-process and iperf3
-// children inherit the cgroup, so moving this process in covers both.
+// queues.csv, INT stamping at dequeue, ECN marking as the variant's profile
+// says) and, with INT on, the host agent that reserves and echoes the
+// option. The agent acts on the sockets of this process's cgroup: flows
+// run in-process and iperf3 children inherit the cgroup, so moving this
+// process in covers both.
 type telemetry struct {
 	cfg experiment.Switch
+	// profile is the ECN marking of this variant's run, from says where
+	// it comes from (experiment.Switch.Profile).
+	profile experiment.ECNProfile
+	from    string
+	ports   []intswitch.PortConfig
 	// echoPinDir is the laws' pin directory (empty: the real one), where
 	// the agent shares the echo map with the INT laws.
 	echoPinDir string
@@ -32,12 +41,56 @@ type telemetry struct {
 
 // TelemetryJSON is what run.json records under extensions.switch.
 type TelemetryJSON struct {
-	INT           bool                  `json:"int"`
+	INT bool `json:"int"`
+	// The variant's ECN marking: ECNProfile says where it comes from
+	// ("switch", or "ecn_profiles.NAME"); a step above ECNThreshold bytes
+	// (0: none), or ECNRed as the file gives it. ECNPorts is what the
+	// switch ports hold, read back from the kernel, one entry per port
+	// rate (RED's thresholds scaled to it).
+	ECNProfile    string                `json:"ecn_profile"`
 	ECNThreshold  uint64                `json:"ecn_threshold_bytes"`
+	ECNRed        *experiment.RED       `json:"ecn_red,omitempty"`
+	ECNPorts      []PortMarkingJSON     `json:"ecn_ports,omitempty"`
 	QueueSampleNs int64                 `json:"queue_sample_ns"`
 	QueueRows     uint64                `json:"queue_rows"`
 	Ports         []intswitch.PortStats `json:"ports"`
 	Agent         *agent.Stats          `json:"agent,omitempty"`
+}
+
+// PortMarkingJSON is the ECN marking the switch ports of one rate hold:
+// a step above ThresholdBytes, RED from KminBytes to KmaxBytes, or none
+// (all zero).
+type PortMarkingJSON struct {
+	RateBps        uint64  `json:"rate_bps"`
+	ThresholdBytes uint64  `json:"threshold_bytes,omitempty"`
+	KminBytes      uint64  `json:"kmin_bytes,omitempty"`
+	KmaxBytes      uint64  `json:"kmax_bytes,omitempty"`
+	Pmax           float64 `json:"pmax,omitempty"`
+}
+
+// switchMarking is an experiment's ECN profile as the switch takes it.
+func switchMarking(p experiment.ECNProfile) intswitch.Marking {
+	m := intswitch.Marking{Threshold: p.ECNThreshold}
+	if r := p.ECNRed; r != nil {
+		m.RED = intswitch.RED{Kmin: r.Kmin, Kmax: r.Kmax, Pmax: float64(r.Pmax), Rate: r.Rate}
+	}
+	return m
+}
+
+// checkMarkings checks, before anything is built, that every switch port
+// of the plan can mark as each compared name's profile says: RED's
+// thresholds scaled to a port's rate must stay apart.
+func checkMarkings(exp *experiment.Experiment, plan *topology.Plan, ccs []string) error {
+	for _, cc := range ccs {
+		p, from := exp.Switch.Profile(cc)
+		m := switchMarking(p)
+		for _, port := range intswitch.PortsFromPlan(plan, m) {
+			if err := m.Check(port.Rate); err != nil {
+				return fmt.Errorf("%s:%d: %s (for %s): switch port %s/%s: %w", exp.File, p.Line, from, cc, port.Node, port.Iface, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (t *telemetry) Name() string { return "switch" }
@@ -48,8 +101,11 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 			t.close()
 		}
 	}()
-	ports := intswitch.PortsFromPlan(env.Plan, t.cfg.ECNThreshold)
-	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: ports}); err != nil {
+	// This variant's marking, on a switch attached for its run alone (each
+	// variant builds its own network).
+	t.profile, t.from = t.cfg.Profile(env.CC)
+	t.ports = intswitch.PortsFromPlan(env.Plan, switchMarking(t.profile))
+	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports}); err != nil {
 		return fmt.Errorf("attach switch: %w", err)
 	}
 	if t.queues, err = os.Create(filepath.Join(env.Dir, "queues.csv")); err != nil {
@@ -71,8 +127,14 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 }
 
 func (t *telemetry) Stop(context.Context) (any, error) {
-	out := TelemetryJSON{INT: t.cfg.INT, ECNThreshold: uint64(t.cfg.ECNThreshold), QueueSampleNs: int64(t.cfg.QueueSample)}
+	out := TelemetryJSON{INT: t.cfg.INT, ECNProfile: t.from, ECNThreshold: uint64(t.profile.ECNThreshold),
+		ECNRed: t.profile.ECNRed, QueueSampleNs: int64(t.cfg.QueueSample)}
 	var errs []error
+	if t.sw != nil {
+		var err error
+		out.ECNPorts, err = t.portMarkings()
+		errs = append(errs, err)
+	}
 	if t.smp != nil {
 		errs = append(errs, t.smp.Stop())
 		out.QueueRows = t.smp.Rows()
@@ -90,6 +152,25 @@ func (t *telemetry) Stop(context.Context) (any, error) {
 	}
 	errs = append(errs, t.close())
 	return out, errors.Join(errs...)
+}
+
+// portMarkings reads the marking every switch port holds, one entry per
+// port rate (ports of one rate hold the same).
+func (t *telemetry) portMarkings() ([]PortMarkingJSON, error) {
+	ms, err := t.sw.Markings()
+	if err != nil {
+		return nil, err
+	}
+	var out []PortMarkingJSON
+	for i, port := range t.ports {
+		m := PortMarkingJSON{RateBps: port.Rate.BitsPerSecond(), ThresholdBytes: uint64(ms[i].Threshold),
+			KminBytes: uint64(ms[i].RED.Kmin), KmaxBytes: uint64(ms[i].RED.Kmax), Pmax: ms[i].RED.Pmax}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b PortMarkingJSON) int { return cmp.Compare(a.RateBps, b.RateBps) })
+	return out, nil
 }
 
 // close releases whatever Start acquired; the agent's Close also moves this

@@ -33,28 +33,17 @@ workload:
   - name: incast
     incast: {dst: h0, fan_in: 4, size: 500KB, start: 10ms}
 `)
-	p, id := prepareRun(t, exp)
-	// The laws' pin directory, where the agent shares the echo map: one of
-	// the test's own (the real one belongs to the registered laws).
-	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
-	t.Cleanup(func() { os.RemoveAll(laws.PinDir) })
-	out := t.TempDir()
-	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	noLeftovers(t, id)
+	res, dir, laws := runSwitchExperiment(t, exp)
 	// No law uses the echo map: the agent, its last user, unpinned it.
 	if _, err := os.Stat(filepath.Join(laws.PinDir, agent.EchoMapName)); err == nil {
 		t.Errorf("the run left the echo map pinned in %s", laws.PinDir)
 	}
-	if cg, _ := os.ReadFile("/proc/self/cgroup"); strings.Contains(string(cg), string(id)) {
+	if cg, _ := os.ReadFile("/proc/self/cgroup"); strings.Contains(string(cg), string(res.ID)) {
 		t.Fatalf("still in the run's cgroup: %s", cg)
 	}
 	if res.Runs[0].OK != 4 {
 		t.Fatalf("flows %+v", res.Runs[0])
 	}
-	dir := filepath.Join(out, string(id))
 
 	var rj struct {
 		Framing    FramingJSON `json:"framing"`
@@ -128,4 +117,23 @@ workload:
 		t.Fatalf("%d ACKs from h0 echo a 100 Mbit/s record (max qlen %d B)", withRecord, maxQlen)
 	}
 	t.Logf("peak sampled queue %d B, %d echoes captured (max echoed qlen %d B), agent %+v", peak, withRecord, maxQlen, *sw.Agent)
+}
+
+// runSwitchExperiment prepares and runs an experiment file with a laws pin
+// directory of the test's own, where the INT agent shares the echo map
+// (the real one belongs to the registered laws), checks that nothing of
+// the run is left, and returns the result, the run directory (the parent
+// of the compared ones) and the laws' options.
+func runSwitchExperiment(t *testing.T, exp string) (*Result, string, cclaws.Options) {
+	t.Helper()
+	p, id := prepareRun(t, exp)
+	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
+	t.Cleanup(func() { os.RemoveAll(laws.PinDir) })
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	return res, filepath.Join(out, string(id)), laws
 }

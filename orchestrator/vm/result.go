@@ -148,6 +148,9 @@ var requiredChecks = []string{
 	"rmmod_idle_powertcp", "rmmod_idle_hpcc", "rmmod_idle_theta_powertcp", "rmmod_idle_swift",
 	"no_leak_powertcp", "no_leak_hpcc", "no_leak_theta_powertcp", "no_leak_swift", "no_leak_theta_3sw",
 	"rmmod_cclab_int", "netem_rtt_1sw", "netem_rtt_3sw", "dmesg_clean",
+	"load_timely", "load_dcqcn", "flow_timely", "flow_dcqcn", "ss_timely", "ss_dcqcn",
+	"rmmod_busy_timely", "rmmod_busy_dcqcn", "rmmod_idle_timely", "rmmod_idle_dcqcn",
+	"no_leak_timely", "no_leak_dcqcn",
 }
 
 // requiredINT are the checks with real INT (switch, host agent, cclab_int),

@@ -59,6 +59,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define TCPOPT_NOP	1
 #define ECN_MASK	0x03
 #define ECN_CE		0x03
+/* RED's fraction of the way from Kmin to Kmax, in units of 2^-20; a
+ * distance past Kmin beyond 2^40 bytes is treated as past Kmax. */
+#define RED_FRAC_BITS	20
+#define RED_MAX_DELTA	(1ULL << 40)
 
 /* Counters other CPUs update: read each exactly once. */
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
@@ -348,6 +352,39 @@ static __always_inline void mark_ce(struct __sk_buff *skb, struct pkt *p,
 }
 
 /*
+ * Whether a packet leaving port cfg with qlen bytes queued behind it is to
+ * be CE-marked (switch_maps.h). The loader may rewrite the entry while we
+ * read it: each field is read once, and a packet judged meanwhile may see
+ * a mix of the two profiles, no worse than either.
+ *
+ * RED in integers: frac = 2^20 (q - Kmin) / (Kmax - Kmin) is in [0, 2^20]
+ * (Kmin < q <= Kmax here, so the divisor is not 0), and
+ * p32 = frac * ppm * 2^12 / 10^6 the probability in units of 2^-32
+ * (frac * ppm <= 2^20 * 10^6 < 2^40: no overflow), against a uniform
+ * 32-bit random number.
+ */
+static __always_inline bool ecn_should_mark(struct port_cfg *cfg, __u64 qlen)
+{
+	__u64 kmin = READ_ONCE(cfg->ecn_k), kmax = READ_ONCE(cfg->ecn_kmax);
+	__u64 ppm = READ_ONCE(cfg->ecn_pmax_ppm), delta, frac, p32;
+
+	if (!kmax)			/* step at K (DCTCP); K 0: off */
+		return kmin && qlen > kmin;
+	if (qlen <= kmin)
+		return false;
+	if (qlen > kmax)		/* also when Kmax <= Kmin: a step */
+		return true;
+	if (ppm > ECN_PPM)
+		ppm = ECN_PPM;
+	delta = qlen - kmin;		/* <= kmax - kmin, which is > 0 */
+	if (delta > RED_MAX_DELTA)	/* qlen is a 32-bit backlog: never */
+		return true;
+	frac = (delta << RED_FRAC_BITS) / (kmax - kmin);
+	p32 = ((frac * ppm) << (32 - RED_FRAC_BITS)) / ECN_PPM;
+	return (__u64)bpf_get_prandom_u32() < p32;
+}
+
+/*
  * Offset of our option in the option area opts[0..optlen), or -1. Stops at
  * the first malformed option: what follows it cannot be trusted.
  */
@@ -499,7 +536,7 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		__sync_fetch_and_add(&st->late, 1);
 	}
 
-	if (p.ip4_off && cfg->ecn_k && qlen > cfg->ecn_k)
+	if (p.ip4_off && ecn_should_mark(cfg, qlen))
 		mark_ce(skb, &p, st);
 	if (p.tcp_off)
 		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx, ts);

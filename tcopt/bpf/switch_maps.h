@@ -25,12 +25,24 @@ struct port_key {
 	__u32 pad;
 };
 
-/* Written by the loader before any traffic; read-only to the programs. */
+/*
+ * Written by the loader, before any traffic and whenever the marking
+ * profile changes (a whole entry at a time); read-only to the programs.
+ *
+ * ECN marking at dequeue, with q the bytes queued behind the packet:
+ *  - step (DCTCP), ecn_kmax == 0: CE when q > ecn_k; ecn_k == 0: off.
+ *  - RED (DCQCN), ecn_kmax != 0: q <= ecn_k (Kmin): no mark;
+ *    Kmin < q <= Kmax: CE with probability
+ *    ecn_pmax_ppm / 10^6 * (q - Kmin) / (Kmax - Kmin); q > Kmax: CE.
+ */
 struct port_cfg {
-	__u64 ecn_k;		/* CE-mark above this many queued bytes; 0 = off */
+	__u64 ecn_k;		/* step: K, 0 = off; RED: Kmin */
 	__u32 rate_mbps;	/* port rate; stamped as int_rate_code(rate_mbps) */
-	__u32 pad;
+	__u32 ecn_pmax_ppm;	/* RED: probability at Kmax, ppm (<= 10^6) */
+	__u64 ecn_kmax;		/* RED: Kmax (> Kmin); 0 = step marking */
 };
+
+#define ECN_PPM		1000000U
 
 /*
  * One port's state, in the qdisc's units (qdisc_pkt_len: skb->len plus the

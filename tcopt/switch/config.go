@@ -1,8 +1,9 @@
 // Package intswitch loads the cclab INT software switch (tcopt/bpf/switch.bpf.c)
 // onto the egress ports of an emulated network's switches: it measures each
 // port's queue, stamps INT records into TCP packets at dequeue, marks ECN
-// above a threshold, and samples per-port queue telemetry for queues.csv.
-// How and with what limits: README.md in this directory.
+// (a step above a threshold, or RED's probabilistic profile), and samples
+// per-port queue telemetry for queues.csv. How and with what limits:
+// README.md in this directory.
 //
 // The directory is tcopt/switch; the package is intswitch because "switch"
 // is a Go keyword.
@@ -10,6 +11,8 @@ package intswitch
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 
 	"cclab/internal/units"
 	"cclab/orchestrator/topology"
@@ -28,8 +31,115 @@ type PortConfig struct {
 	// stamped as code 0, which readers ignore).
 	Rate units.Rate
 	// ECNThreshold CE-marks ECN-capable packets leaving while more than
-	// this many bytes are queued behind them. 0 turns marking off.
+	// this many bytes are queued behind them (a step, DCTCP's K). 0 turns
+	// it off.
 	ECNThreshold units.Size
+	// ECNRed marks with RED's profile instead (DCQCN); the zero value is
+	// none. At most one of ECNThreshold and ECNRed is set.
+	ECNRed RED
+}
+
+// Marking is the port's ECN marking profile.
+func (p PortConfig) Marking() Marking {
+	return Marking{Threshold: p.ECNThreshold, RED: p.ECNRed}
+}
+
+// RED is a probabilistic ECN marking profile, RED's shape as DCQCN's
+// switches use it: with q bytes queued behind a packet at dequeue, no mark
+// while q <= Kmin, a mark with probability Pmax*(q-Kmin)/(Kmax-Kmin) while
+// Kmin < q <= Kmax, and a mark on every ECN-capable packet above Kmax.
+type RED struct {
+	Kmin, Kmax units.Size
+	Pmax       float64 // in (0, 1]; the kernel keeps it in parts per million
+	// Rate, when set, is the port rate Kmin and Kmax are given for: each
+	// port scales them by its own rate / Rate (HPCC's settings are 100KB
+	// and 400KB for 25 Gbit/s). 0: the same bytes on every port.
+	Rate units.Rate
+}
+
+// On reports whether the profile is set (its zero value is none).
+func (r RED) On() bool { return r != RED{} }
+
+// A Marking is how a port CE-marks ECN-capable packets at dequeue: not at
+// all (the zero value), as a step above Threshold, or with a RED profile.
+type Marking struct {
+	Threshold units.Size
+	RED       RED
+}
+
+// maxQueue is the largest queue the switch can measure: the root qdisc's
+// backlog is a 32-bit count of bytes.
+const maxQueue = units.Size(1<<32 - 1)
+
+// validate checks the profile itself, whatever the port.
+func (m Marking) validate() error {
+	if !m.RED.On() {
+		return nil
+	}
+	r := m.RED
+	if m.Threshold != 0 {
+		return fmt.Errorf("ECN marking: a threshold (%v) and a RED profile; give one", m.Threshold)
+	}
+	if r.Kmin >= r.Kmax {
+		return fmt.Errorf("ECN RED profile: kmin %v is not below kmax %v", r.Kmin, r.Kmax)
+	}
+	if r.Rate == 0 && r.Kmax > maxQueue {
+		return fmt.Errorf("ECN RED profile: kmax %v is beyond any queue the switch measures (%v)", r.Kmax, maxQueue)
+	}
+	if !(r.Pmax >= 1e-6 && r.Pmax <= 1) {
+		return fmt.Errorf("ECN RED profile: pmax %v is outside 0.000001..1", r.Pmax)
+	}
+	return nil
+}
+
+// Check reports whether a port of the given rate can mark with m (RED's
+// thresholds scaled to that rate must stay apart), as Attach and
+// SetMarking check it.
+func (m Marking) Check(rate units.Rate) error {
+	_, err := m.portCfg(rate)
+	return err
+}
+
+// portCfg is the kernel's configuration of a port of the given rate with
+// this profile (switch_maps.h): RED's thresholds scaled to the port.
+func (m Marking) portCfg(rate units.Rate) (switchbpfPortCfg, error) {
+	pc := switchbpfPortCfg{EcnK: uint64(m.Threshold), RateMbps: rateMbps(rate)}
+	if err := m.validate(); err != nil || !m.RED.On() {
+		return pc, err
+	}
+	r := m.RED
+	kmin, kmax := uint64(r.Kmin), uint64(r.Kmax)
+	if r.Rate != 0 {
+		if rate == 0 {
+			return pc, fmt.Errorf("ECN RED profile for %v ports: the port has no rate to scale it by", r.Rate)
+		}
+		var err error
+		if kmin, err = scaleBytes(kmin, rate, r.Rate); err == nil {
+			kmax, err = scaleBytes(kmax, rate, r.Rate)
+		}
+		if err != nil {
+			return pc, fmt.Errorf("ECN RED profile scaled to %v: %w", rate, err)
+		}
+		if kmin >= kmax {
+			return pc, fmt.Errorf("ECN RED profile scaled to %v: kmin %dB is not below kmax %dB", rate, kmin, kmax)
+		}
+		if kmax > uint64(maxQueue) {
+			return pc, fmt.Errorf("ECN RED profile scaled to %v: kmax %dB is beyond any queue the switch measures", rate, kmax)
+		}
+	}
+	pc.EcnK, pc.EcnKmax = kmin, kmax
+	pc.EcnPmaxPpm = uint32(math.Round(r.Pmax * 1e6))
+	return pc, nil
+}
+
+// scaleBytes is b * rate / ref, rounded down, without overflow.
+func scaleBytes(b uint64, rate, ref units.Rate) (uint64, error) {
+	hi, lo := bits.Mul64(b, rate.BitsPerSecond())
+	if hi >= ref.BitsPerSecond() {
+		return 0, fmt.Errorf("%dB out of range", b)
+	}
+	q, _ := bits.Div64(hi, lo, ref.BitsPerSecond())
+	return q, nil
 }
 
 // Config is what Attach needs.
@@ -80,13 +190,16 @@ func (c *Config) validate() error {
 			return fmt.Errorf("switch port %s/%s: peer %s/%s already fed by another port", p.Node, p.Iface, p.PeerNode, p.PeerIface)
 		}
 		peers[q] = true
+		if _, err := p.Marking().portCfg(p.Rate); err != nil {
+			return fmt.Errorf("switch port %s/%s: %w", p.Node, p.Iface, err)
+		}
 	}
 	return nil
 }
 
 // PortsFromPlan returns a PortConfig for every link end on a switch node of
-// the plan, with the link's rate and the given ECN threshold (0 = off).
-func PortsFromPlan(p *topology.Plan, ecnThreshold units.Size) []PortConfig {
+// the plan, with the link's rate and the given ECN marking (zero: none).
+func PortsFromPlan(p *topology.Plan, m Marking) []PortConfig {
 	isSwitch := map[string]bool{}
 	for _, n := range p.Nodes {
 		if n.Role == topology.Switch {
@@ -102,7 +215,7 @@ func PortsFromPlan(p *topology.Plan, ecnThreshold units.Size) []PortConfig {
 			ports = append(ports, PortConfig{
 				Node: end[0].Node, Iface: end[0].Iface,
 				PeerNode: end[1].Node, PeerIface: end[1].Iface,
-				Rate: l.Rate, ECNThreshold: ecnThreshold,
+				Rate: l.Rate, ECNThreshold: m.Threshold, ECNRed: m.RED,
 			})
 		}
 	}

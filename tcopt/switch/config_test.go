@@ -30,6 +30,21 @@ func TestConfigRejects(t *testing.T) {
 		"port twice":     {Config{Netns: ns, Ports: []PortConfig{ok, ok}}, "listed twice"},
 		"peer fed twice": {Config{Netns: ns, Ports: []PortConfig{ok, {Node: "s2", Iface: "q", PeerNode: "rcv", PeerIface: "l1"}}}, "already fed"},
 		"attach mode":    {Config{Netns: ns, Ports: []PortConfig{ok}, Attach: AttachClassic + 1}, "unknown attach mode"},
+		"RED kmin=kmax":  {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 20_000, Kmax: 20_000, Pmax: 0.2})}}, "kmin 20KB is not below kmax 20KB"},
+		"RED pmax > 1":   {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 1, Kmax: 2, Pmax: 1.2})}}, "pmax 1.2 is outside"},
+		"RED pmax 0":     {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 1, Kmax: 2})}}, "pmax 0 is outside"},
+		"RED and K": {Config{Netns: ns, Ports: []PortConfig{func() PortConfig {
+			p := withRED(ok, hpccRED)
+			p.ECNThreshold = 30_000
+			return p
+		}()}}, "a threshold (30KB) and a RED profile"},
+		"RED kmax": {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 1, Kmax: 5 << 30, Pmax: 0.2})}}, "beyond any queue"},
+		"RED no rate to scale by": {Config{Netns: ns, Ports: []PortConfig{func() PortConfig {
+			p := withRED(ok, hpccRED)
+			p.Rate = 0
+			return p
+		}()}}, "switch port s1/r1: ECN RED profile for 25Gbit ports: the port has no rate"},
+		"RED collapses on the port": {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 100, Kmax: 110, Pmax: 0.2, Rate: units.Rate(25e9)})}}, "kmin 4B is not below kmax 4B"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Attach(context.Background(), tc.cfg)
@@ -37,6 +52,41 @@ func TestConfigRejects(t *testing.T) {
 				t.Fatalf("Attach: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// hpccRED is the HPCC paper's DCQCN marking (as experiment files' `ecn_red:
+// {}` gives it): Kmin 100KB, Kmax 400KB at 25 Gbit/s, Pmax 0.2.
+var hpccRED = RED{Kmin: 100_000, Kmax: 400_000, Pmax: 0.2, Rate: units.Rate(25e9)}
+
+func withRED(p PortConfig, r RED) PortConfig {
+	p.ECNRed = r
+	return p
+}
+
+// The kernel's configuration of a port: the step threshold, or RED's
+// thresholds scaled to the port's rate (HPCC's 100KB/400KB at 25 Gbit/s:
+// 4KB/16KB at 1 Gbit/s) and its Pmax in ppm; none without marking.
+func TestPortCfg(t *testing.T) {
+	for _, c := range []struct {
+		m    Marking
+		rate units.Rate
+		want switchbpfPortCfg
+	}{
+		{Marking{}, units.Rate(1e9), switchbpfPortCfg{RateMbps: 1000}},
+		{Marking{Threshold: 75_000}, units.Rate(1e8), switchbpfPortCfg{EcnK: 75_000, RateMbps: 100}},
+		{Marking{RED: hpccRED}, units.Rate(1e9), switchbpfPortCfg{EcnK: 4_000, EcnKmax: 16_000, EcnPmaxPpm: 200_000, RateMbps: 1000}},
+		{Marking{RED: hpccRED}, units.Rate(1e8), switchbpfPortCfg{EcnK: 400, EcnKmax: 1_600, EcnPmaxPpm: 200_000, RateMbps: 100}},
+		{Marking{RED: hpccRED}, units.Rate(100e9), switchbpfPortCfg{EcnK: 400_000, EcnKmax: 1_600_000, EcnPmaxPpm: 200_000, RateMbps: 100_000}},
+		{Marking{RED: RED{Kmin: 0, Kmax: 30_000, Pmax: 1}}, units.Rate(1e8), switchbpfPortCfg{EcnK: 0, EcnKmax: 30_000, EcnPmaxPpm: 1_000_000, RateMbps: 100}},
+	} {
+		got, err := c.m.portCfg(c.rate)
+		if err != nil || got != c.want {
+			t.Errorf("%+v at %v: %+v (%v), want %+v", c.m, c.rate, got, err, c.want)
+		}
+		if back := markingOf(got); c.m.RED.Rate == 0 && back != c.m {
+			t.Errorf("%+v read back as %+v", c.m, back)
+		}
 	}
 }
 
@@ -56,17 +106,19 @@ func TestPortsFromPlan(t *testing.T) {
 			{A: topology.Port{Node: "s0", Iface: "h1"}, B: topology.Port{Node: "h1", Iface: "s0"}, Rate: units.Rate(1e8)},
 		},
 	}
-	got := PortsFromPlan(p, 30<<10)
-	want := []PortConfig{
-		{Node: "s0", Iface: "h0", PeerNode: "h0", PeerIface: "s0", Rate: units.Rate(1e9), ECNThreshold: 30 << 10},
-		{Node: "s0", Iface: "h1", PeerNode: "h1", PeerIface: "s0", Rate: units.Rate(1e8), ECNThreshold: 30 << 10},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %+v", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("port %d: %+v, want %+v", i, got[i], want[i])
+	for _, m := range []Marking{{Threshold: 30 << 10}, {RED: hpccRED}} {
+		got := PortsFromPlan(p, m)
+		want := []PortConfig{
+			{Node: "s0", Iface: "h0", PeerNode: "h0", PeerIface: "s0", Rate: units.Rate(1e9), ECNThreshold: m.Threshold, ECNRed: m.RED},
+			{Node: "s0", Iface: "h1", PeerNode: "h1", PeerIface: "s0", Rate: units.Rate(1e8), ECNThreshold: m.Threshold, ECNRed: m.RED},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("got %+v", got)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("port %d: %+v, want %+v", i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -30,7 +30,7 @@ func TestOnNetbuildLine(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
-	ports := PortsFromPlan(net.Plan, 0)
+	ports := PortsFromPlan(net.Plan, Marking{})
 	if len(ports) != 6 {
 		t.Fatalf("%d switch ports in line-3, want 6", len(ports))
 	}

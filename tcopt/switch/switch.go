@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"cclab/internal/nsexec"
+	"cclab/internal/units"
 )
 
 // A Switch is the INT switch attached to a set of ports. Its tc programs
@@ -111,7 +112,10 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 			return nil, fmt.Errorf("switch port %s/%s peer: %w", p.Node, p.Iface, err)
 		}
 		idx := uint32(i)
-		pc := switchbpfPortCfg{EcnK: uint64(p.ECNThreshold), RateMbps: rateMbps(p.Rate)}
+		var pc switchbpfPortCfg
+		if pc, err = p.Marking().portCfg(p.Rate); err != nil { // checked by validate
+			return nil, fmt.Errorf("switch port %s/%s: %w", p.Node, p.Iface, err)
+		}
 		if err := s.objs.PortCfgs.Put(idx, &pc); err != nil {
 			return nil, fmt.Errorf("switch port %s/%s config: %w", p.Node, p.Iface, err)
 		}
@@ -230,6 +234,56 @@ func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
 		s.tcProgs = append(s.tcProgs, tcPrograms{Enqueue: p.Enqueue, Stamp: p.StampPort})
 	}
 	return nil
+}
+
+// SetMarking changes the ECN marking of every port of the running switch
+// to m (RED's thresholds scaled to each port's rate when m.RED.Rate is
+// set), e.g. between the variants of a run, without reloading anything.
+// Each port's entry is rewritten whole; a packet judged while its entry
+// changes may see a mix of the two profiles. m is checked against every
+// port first: on a bad profile nothing changes.
+func (s *Switch) SetMarking(m Marking) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cfgs := make([]switchbpfPortCfg, len(s.ports))
+	for i, p := range s.ports {
+		var err error
+		if cfgs[i], err = m.portCfg(p.Rate); err != nil {
+			return fmt.Errorf("set ECN marking of switch port %s/%s: %w", p.Node, p.Iface, err)
+		}
+	}
+	for i, p := range s.ports {
+		if err := s.objs.PortCfgs.Put(uint32(i), &cfgs[i]); err != nil {
+			return fmt.Errorf("set ECN marking of switch port %s/%s: %w", p.Node, p.Iface, err)
+		}
+		s.ports[i].ECNThreshold, s.ports[i].ECNRed = m.Threshold, m.RED
+	}
+	return nil
+}
+
+// Markings returns every port's ECN marking, in the order of the config's
+// ports, as the kernel holds it: RED's thresholds scaled to the port.
+func (s *Switch) Markings() ([]Marking, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Marking, len(s.ports))
+	for i, p := range s.ports {
+		var pc switchbpfPortCfg
+		if err := s.objs.PortCfgs.Lookup(uint32(i), &pc); err != nil {
+			return nil, fmt.Errorf("read ECN marking of switch port %s/%s: %w", p.Node, p.Iface, err)
+		}
+		out[i] = markingOf(pc)
+	}
+	return out, nil
+}
+
+// markingOf reads a kernel port configuration back as a Marking, in bytes
+// (its Rate is 0: the thresholds are the port's own).
+func markingOf(pc switchbpfPortCfg) Marking {
+	if pc.EcnKmax == 0 {
+		return Marking{Threshold: units.Size(pc.EcnK)}
+	}
+	return Marking{RED: RED{Kmin: units.Size(pc.EcnK), Kmax: units.Size(pc.EcnKmax), Pmax: float64(pc.EcnPmaxPpm) / 1e6}}
 }
 
 // Mode is how the switch's tc programs are attached: AttachTCX or

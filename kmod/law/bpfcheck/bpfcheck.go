@@ -54,6 +54,10 @@ func (p *Programs) Stepper(params *law.Params) (law.Stepper, error) {
 		prog, pmap, smap = p.objs.SwiftStep, m.SwiftParamsMap, m.SwiftStateMap
 	case law.DCTCP:
 		prog, pmap, smap = p.objs.DctcpStep, m.DctcpParamsMap, m.DctcpStateMap
+	case law.Timely:
+		prog, pmap, smap = p.objs.TimelyStep, m.TimelyParamsMap, m.TimelyStateMap
+	case law.DCQCN:
+		prog, pmap, smap = p.objs.DcqcnStep, m.DcqcnParamsMap, m.DcqcnStateMap
 	default:
 		return nil, fmt.Errorf("no BPF build of law %s", params.Law())
 	}

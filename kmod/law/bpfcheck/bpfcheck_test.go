@@ -102,6 +102,9 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		law.HPCC:          {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"max_stage=0", "vai_enable=1"}},
 		law.Swift:         {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"min_cwnd_bytes=100", "ai_bytes=100"}},
 		law.DCTCP:         {nil, {"g_shift=0"}},
+		law.Timely:        {nil, {"min_rtt_ns=100000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"}},
+		law.DCQCN: {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "alpha_ns=1000", "cnp_ns=0"},
+			{"byte_counter_bytes=0", "timer_ns=300000", "g_shift=0"}},
 	}
 	for l, vs := range variants {
 		for _, v := range vs {

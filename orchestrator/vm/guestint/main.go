@@ -87,7 +87,7 @@ func run(ctx context.Context, file, src, dst string) error {
 		return fmt.Errorf("build %s: %w", file, err)
 	}
 	defer net.Down(context.Background())
-	sw, err := intswitch.Attach(ctx, intswitch.Config{Netns: net.Netns, Ports: intswitch.PortsFromPlan(net.Plan, 0)})
+	sw, err := intswitch.Attach(ctx, intswitch.Config{Netns: net.Netns, Ports: intswitch.PortsFromPlan(net.Plan, intswitch.Marking{})})
 	if err != nil {
 		fmt.Printf("UNAVAILABLE INT switch: %v\n", err)
 		net.Down(context.Background())

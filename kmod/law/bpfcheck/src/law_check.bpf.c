@@ -50,6 +50,10 @@ ONE_ENTRY(swift_params_map, struct swift_params);
 ONE_ENTRY(swift_state_map, struct swift_state);
 ONE_ENTRY(dctcp_params_map, struct dctcp_params);
 ONE_ENTRY(dctcp_state_map, struct dctcp_state);
+ONE_ENTRY(timely_params_map, struct timely_params);
+ONE_ENTRY(timely_state_map, struct timely_state);
+ONE_ENTRY(dcqcn_params_map, struct dcqcn_params);
+ONE_ENTRY(dcqcn_state_map, struct dcqcn_state);
 
 #define LAW_STEP(prog, law, pmap, smap)					\
 SEC("syscall")								\
@@ -87,5 +91,7 @@ LAW_STEP(theta_powertcp_step, theta_powertcp, theta_params_map, theta_state_map)
 LAW_STEP(hpcc_step, hpcc, hpcc_params_map, hpcc_state_map)
 LAW_STEP(swift_step, swift, swift_params_map, swift_state_map)
 LAW_STEP(dctcp_step, dctcp, dctcp_params_map, dctcp_state_map)
+LAW_STEP(timely_step, timely, timely_params_map, timely_state_map)
+LAW_STEP(dcqcn_step, dcqcn, dcqcn_params_map, dcqcn_state_map)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale
+ * RDMA Deployments", SIGCOMM 2015, section 3.2), rate-based through pacing.
+ * A congestion notification (CNP) is an ACK with ECN-Echo that comes at
+ * least cnp_ns after the last CNP (the notification point's rule, applied
+ * where the echo arrives: kmod/law/README.md). Rates in bytes/s:
+ *	on a CNP:	RT = RC;  RC = RC * (1 - alpha / 2);
+ *			alpha = (1 - g) * alpha + g;
+ *			T = BC = 0, byte counter and both timers restart
+ *	every alpha_ns without a CNP:	alpha = (1 - g) * alpha
+ *	every timer_ns (T += 1), every byte_counter_bytes acked (BC += 1),
+ *	an increase event:
+ *		max(T, BC) <= F: fast recovery	RC = (RT + RC) / 2
+ *		min(T, BC) > F:	hyper increase	RT += (min(T, BC) - F) * R_HAI;
+ *						RC = (RT + RC) / 2
+ *		otherwise:	additive	RT += R_AI;  RC = (RT + RC) / 2
+ *	RT within [min_rate, HostBw] after each event; a cut floors RC at
+ *	min_rate. The counters count the event being applied (T and BC are
+ *	1 at the first event after a CNP); without a byte counter BC is T.
+ * Before the first CNP the flow sends at line rate, alpha = 1 and no
+ * timer runs (the rate limiter starts with the first CNP). struct_ops has
+ * no timer callback: the timers are evaluated on every ACK, each expiry
+ * since the last ACK in order (at most DCQCN_EVENTS_MAX increase events
+ * per ACK). DCQCN has no window: the window is the cap only.
+ * Included by law.h.
+ */
+#ifndef CCLAB_LAW_DCQCN_H
+#define CCLAB_LAW_DCQCN_H
+
+#define DCQCN_EVENTS_MAX	16	/* increase events applied per ACK */
+
+struct dcqcn_params {
+	__u64 alpha_ns;		/* K: alpha decays after this without a CNP */
+	__u64 cnp_ns;		/* N: CNPs at most one per this */
+	__u64 timer_ns;		/* T: the rate-increase timer */
+	__u64 byte_counter_bytes;	/* B: an increase event per B bytes; 0 off */
+	__u32 host_bw_mbps;	/* line rate */
+	__u32 g_shift;		/* g = 2^-g_shift (1/256) */
+	__u32 fast_recovery;	/* F: events of fast recovery */
+	__u32 rai_kbps;		/* R_AI; 0 = HostBw / 1000 */
+	__u32 rhai_kbps;	/* R_HAI; 0 = 10 * R_AI */
+	__u32 min_rate_kbps;	/* 0 = HostBw / 100 */
+	__u32 max_cwnd_bytes;	/* the window: a cap only */
+	__u32 pad;
+};
+
+struct dcqcn_state {
+	__u64 rc_Bps;		/* RC, the current rate */
+	__u64 rt_Bps;		/* RT, the target rate */
+	__u64 alpha_ppm;
+	__u64 alpha_next_ns;	/* the alpha timer's next expiry */
+	__u64 timer_next_ns;	/* the rate-increase timer's next expiry */
+	__u64 last_cnp_ns;
+	__u64 bc_bytes;		/* bytes acked towards the byte counter */
+	__u32 t;		/* T: timer expiries since the last CNP */
+	__u32 bc;		/* BC: byte-counter expiries since the last CNP */
+	__u32 started;		/* a CNP came: the rate limiter runs */
+	__u32 pad;
+};
+
+LAW_INLINE void dcqcn_params_default(struct dcqcn_params *p)
+{
+	__builtin_memset(p, 0, sizeof(*p));
+	DCQCN_PARAMS(LAW_X_DEFAULT)
+}
+
+LAW_INLINE int dcqcn_params_check(const struct dcqcn_params *p)
+{
+	DCQCN_PARAMS(LAW_X_RANGE)
+	return LAW_OK;
+}
+
+LAW_INLINE __u64 dcqcn_line_Bps(const struct dcqcn_params *p)
+{
+	return rate_law_line_Bps(p->host_bw_mbps);
+}
+
+/* R_AI: rai_kbps, or HostBw / 1000 */
+LAW_INLINE __u64 dcqcn_rai_Bps(const struct dcqcn_params *p)
+{
+	return rate_law_Bps(p->rai_kbps, p->host_bw_mbps, 1000);
+}
+
+/* R_HAI: rhai_kbps, or 10 R_AI */
+LAW_INLINE __u64 dcqcn_rhai_Bps(const struct dcqcn_params *p)
+{
+	return p->rhai_kbps ? (__u64)p->rhai_kbps * 125ULL :
+	       10ULL * dcqcn_rai_Bps(p);
+}
+
+LAW_INLINE __u64 dcqcn_min_Bps(const struct dcqcn_params *p)
+{
+	return rate_law_floor_Bps(p->min_rate_kbps, p->host_bw_mbps);
+}
+
+/* a + b, saturated (times near the end of the clock stay there) */
+LAW_INLINE __u64 dcqcn_add(__u64 a, __u64 b)
+{
+	return a > ~0ULL - b ? ~0ULL : a + b;
+}
+
+/* alpha * (1 - g)^n, n up to 2^20 (square and multiply, 20 steps). */
+LAW_INLINE __u64 dcqcn_decay(__u64 alpha_ppm, __u64 n, __u32 g_shift)
+{
+	/* (1 - g) in units of 2^-30 */
+	__u64 f = (1ULL << 30) - ((1ULL << 30) >> g_shift), acc = 1ULL << 30;
+	int i;
+
+	if (n >= (1ULL << 20))
+		return 0;
+	for (i = 0; i < 20; i++) {
+		if (n & (1ULL << i))
+			acc = (acc * f) >> 30;
+		f = (f * f) >> 30;
+	}
+	return (alpha_ppm * acc) >> 30;
+}
+
+LAW_INLINE void dcqcn_output(struct dcqcn_state *s,
+			     const struct dcqcn_params *p, __u32 mss,
+			     struct law_out *out)
+{
+	rate_law_output(out, s->rc_Bps, p->max_cwnd_bytes, mss);
+	out->signal_ppm = s->alpha_ppm;
+}
+
+LAW_INLINE void dcqcn_init(struct dcqcn_state *s,
+			   const struct dcqcn_params *p, __u32 snd_nxt,
+			   __u32 mss, struct law_out *out)
+{
+	__builtin_memset(s, 0, sizeof(*s));
+	if (!mss || mss > LAW_MSS_MAX)
+		mss = LAW_MSS_DEFAULT;
+	s->rc_Bps = dcqcn_line_Bps(p);
+	s->rt_Bps = s->rc_Bps;
+	s->alpha_ppm = LAW_PPM;
+	out->trace = LAW_TR_INIT;
+	dcqcn_output(s, p, mss, out);
+}
+
+/*
+ * One increase event, after T or BC moved (the counters count the event
+ * that is being applied: events 1..F are fast recovery). Without a byte
+ * counter, T alone decides (both counters are T).
+ */
+LAW_INLINE void dcqcn_increase(struct dcqcn_state *s,
+			       const struct dcqcn_params *p)
+{
+	__u32 bc = p->byte_counter_bytes ? s->bc : s->t;
+	__u32 hi = s->t > bc ? s->t : bc;
+	__u32 lo = s->t < bc ? s->t : bc;
+
+	if (lo > p->fast_recovery)	/* hyper increase */
+		s->rt_Bps += (__u64)(lo - p->fast_recovery) * dcqcn_rhai_Bps(p);
+	else if (hi > p->fast_recovery)	/* additive increase */
+		s->rt_Bps += dcqcn_rai_Bps(p);
+	s->rt_Bps = law_clamp64(s->rt_Bps, dcqcn_min_Bps(p), dcqcn_line_Bps(p));
+	s->rc_Bps = (s->rt_Bps + s->rc_Bps) / 2;
+}
+
+LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
+			     const struct dcqcn_params *p,
+			     const struct law_ack *ack, struct law_out *out)
+{
+	__u64 now = ack->now_ns, old = s->rc_Bps, n;
+	__u64 bcb = p->byte_counter_bytes;
+	__u64 K = law_max64(p->alpha_ns, 1), T = law_max64(p->timer_ns, 1);
+	__u32 mss = law_mss(ack);
+	int i;
+
+	out->trace = 0;
+	if (s->started) {
+		/* alpha timer: each expiry without a CNP decays alpha */
+		if (now >= s->alpha_next_ns) {
+			n = (now - s->alpha_next_ns) / K + 1;
+			s->alpha_ppm = dcqcn_decay(s->alpha_ppm, n, p->g_shift);
+			/* n * K saturated: n <= 2^64 / K by construction */
+			s->alpha_next_ns = n > (~0ULL - s->alpha_next_ns) / K ? ~0ULL :
+					   s->alpha_next_ns + n * K;
+		}
+		/* the rate-increase timer and the byte counter, in turn */
+		if (bcb)
+			s->bc_bytes = law_min64(s->bc_bytes + ack->acked_bytes,
+						LAW_CWND_CAP_MAX);
+		for (i = 0; i < DCQCN_EVENTS_MAX; i++) {
+			if (now >= s->timer_next_ns) {
+				s->timer_next_ns = dcqcn_add(s->timer_next_ns, T);
+				s->t = law_min64(s->t + 1, 1000000);
+			} else if (bcb && s->bc_bytes >= bcb) {
+				s->bc_bytes -= bcb;
+				s->bc = law_min64(s->bc + 1, 1000000);
+			} else {
+				break;
+			}
+			dcqcn_increase(s, p);
+		}
+		/* more events than the cap: the rest are dropped */
+		if (now >= s->timer_next_ns)
+			s->timer_next_ns = dcqcn_add(now, T);
+		if (bcb && s->bc_bytes >= bcb)
+			s->bc_bytes %= bcb;
+	}
+	if ((ack->ece_bytes || (ack->flags & LAW_ACK_ECE)) &&
+	    (!s->started ||	/* a clock that went back: no time passed */
+	     (now > s->last_cnp_ns ? now - s->last_cnp_ns : 0) >= p->cnp_ns)) {
+		/* a CNP: cut, then restart the counters and timers */
+		out->trace |= LAW_TR_ECE | LAW_TR_RTT_UPDATE;
+		s->rt_Bps = s->rc_Bps;
+		s->rc_Bps = law_max64(s->rc_Bps * (2 * LAW_PPM - s->alpha_ppm) /
+				      (2 * LAW_PPM), dcqcn_min_Bps(p));
+		s->alpha_ppm = s->alpha_ppm - (s->alpha_ppm >> p->g_shift) +
+			       (LAW_PPM >> p->g_shift);
+		s->t = 0;
+		s->bc = 0;
+		s->bc_bytes = 0;
+		s->timer_next_ns = dcqcn_add(now, T);
+		s->alpha_next_ns = dcqcn_add(now, K);
+		s->last_cnp_ns = now;
+		s->started = 1;
+	}
+	if (s->rc_Bps < old)
+		out->trace |= LAW_TR_DECREASE;
+	else if (s->rc_Bps > old)
+		out->trace |= LAW_TR_INCREASE;
+	else
+		out->trace |= LAW_TR_HOLD;
+	dcqcn_output(s, p, mss, out);
+}
+
+#endif /* CCLAB_LAW_DCQCN_H */
