@@ -279,12 +279,26 @@ static void cclab_cc_cong_control(struct sock *sk, const struct rate_sample *rs)
 #endif
 
 #ifdef CCLAB_LAW_USES_ECN
-/* Sender: remember that the ACK being processed carried ECN-Echo. */
+/* __tcp_send_ack() gained a flags argument (AccECN) in Linux 6.18. */
+static void cclab_send_ack(struct sock *sk, u32 rcv_nxt)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	__tcp_send_ack(sk, rcv_nxt, 0);
+#else
+	__tcp_send_ack(sk, rcv_nxt);
+#endif
+}
+
+/*
+ * Sender: remember that the ACK being processed carried ECN-Echo. An ACK
+ * with nothing in flight never reaches cong_control (tcp_ack's no_queue
+ * path): its ECE is not kept for the next one.
+ */
 static void cclab_cc_in_ack_event(struct sock *sk, u32 flags)
 {
 	struct cclab_cc_priv *p = inet_csk_ca(sk);
 
-	if (p->is && (flags & CA_ACK_ECE))
+	if (p->is && (flags & CA_ACK_ECE) && tcp_sk(sk)->packets_out)
 		((struct cclab_cc_sk *)p->is->priv)->ece = 1;
 }
 
@@ -310,7 +324,7 @@ static void cclab_cc_ce_event(struct sock *sk, u8 ce)
 				tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
 			else
 				tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
-			__tcp_send_ack(sk, c->prior_rcv_nxt);
+			cclab_send_ack(sk, c->prior_rcv_nxt);
 		}
 		inet_csk(sk)->icsk_ack.pending |= ICSK_ACK_NOW;
 		c->ce_state = ce;

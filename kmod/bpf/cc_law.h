@@ -3,7 +3,7 @@
  * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
  * The includer defines LAW_NAME (the law's C prefix and its congestion
  * control name: law_table.h gives its id) and LAW_USES_INT (reads the
- * INT echo), LAW_USES_ECN (DCTCP) and LAW_IN_PRIV (its state fits the
+ * INT echo), LAW_USES_ECN (DCTCP, DCQCN) and LAW_IN_PRIV (its state fits the
  * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
  * is the law core's (kmod/law/); this file only moves data between the
  * kernel's callbacks and law_ack / law_out:
@@ -89,7 +89,7 @@ struct {
 /*
  * Where a law's per-socket data lives. In the socket's congestion-control
  * private area (icsk_ca_priv, 104 bytes, zeroed by TCP before init) when
- * it fits: theta-PowerTCP, Swift, DCTCP; it costs nothing to find. The
+ * it fits: theta-PowerTCP, Swift, DCTCP, TIMELY, DCQCN; it costs nothing to find. The
  * INT laws (PowerTCP, HPCC) keep the last echo's hop records and do not
  * fit: their data lives in the cc area of the INT echo's own socket
  * storage (tcopt/int_echo.h), so that the one lookup they need for the
@@ -303,7 +303,8 @@ void CCLAB_PROG(GLUE(in_ack_event), struct sock *sk, __u32 flags)
 {
 	struct cclab_sock *cs = cclab_sock_of(sk, 0);
 
-	if (cs && (flags & CA_ACK_ECE))
+	/* nothing in flight: the ACK never reaches cong_control */
+	if (cs && (flags & CA_ACK_ECE) && cclab_tcp_sk(sk)->packets_out)
 		cs->ece = 1;
 }
 

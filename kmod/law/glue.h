@@ -24,7 +24,7 @@
  * through drops (DCTCP on a drop-tail queue, any law with a stale signal)
  * would never yield to a competing flow.
  *
- * ECN: the laws that read marks (DCTCP) get them in law_ack; CWR is the
+ * ECN: the laws that read marks (DCTCP, DCQCN) get them in law_ack; CWR is the
  * kernel's. Pacing: the law's rate when it paces (law_out.pacing_rate),
  * bounded by the socket's maximum, else the socket's own.
  *

@@ -3,7 +3,8 @@
  * TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the
  * Datacenter", SIGCOMM 2015, Algorithm 1), rate-based on the RTT gradient.
  * Once per RTT (snd_una reaches the snd_nxt of the last update: the
- * papers' simulations, and one 64 KB completion at the BDPs cclab runs),
+ * HPCC and PowerTCP simulators'; the paper updates per 16-64 KB
+ * completion, one to a few per RTT at the BDPs cclab runs),
  * with new_rtt this ACK's RTT sample:
  *	new_rtt_diff = new_rtt - prev_rtt;	prev_rtt = new_rtt
  *	rtt_diff = (1 - alpha) * rtt_diff + alpha * new_rtt_diff

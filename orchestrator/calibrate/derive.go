@@ -71,6 +71,9 @@ type Derived struct {
 	Params            []Param `json:"params"` // per law, with what the experiment pinned
 }
 
+// maxLawTimeNs is the largest time constant the laws accept (law_table.h).
+const maxLawTimeNs = int64(time.Second)
+
 // swiftHeadroomDiv: Swift's base target sits a quarter of the base RTT
 // above the loaded floors' intercept.
 const swiftHeadroomDiv = 4
@@ -95,7 +98,8 @@ var lawParams = map[string][]string{
 }
 
 // The TIMELY and DCQCN papers' time constants (ns), scaled by base RTT /
-// paperBaseRTTNs.
+// paperBaseRTTNs, within the laws' range (maxLawTimeNs: T_high reaches it
+// at a 24 ms base RTT).
 var paperTimeNs = map[string]map[string]int64{
 	"timely": {"min_rtt_ns": 20000, "t_low_ns": 50000, "t_high_ns": 500000},
 	"dcqcn":  {"alpha_ns": 55000, "cnp_ns": 50000, "timer_ns": 55000},
@@ -166,7 +170,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 			perLaw[law][name] = struct {
 				v    int64
 				rule string
-			}{roundUpUs(ns * d.BaseRTTNs / paperBaseRTTNs), fmt.Sprintf("%d us (paper) x base RTT / 12 us", ns/1000)}
+			}{min(roundUpUs(ns*d.BaseRTTNs/paperBaseRTTNs), maxLawTimeNs), fmt.Sprintf("%d us (paper) x base RTT / 12 us, at most 1 s", ns/1000)}
 		}
 	}
 	for _, law := range laws {

@@ -8,18 +8,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A receiver runs its senders' congestion control when they all use one
-// that must be echoed (the ECN laws'), and the namespace's default
-// otherwise.
+// A receiver runs an ECN law when any in-process flow to it uses one (the
+// first by name when several do), and the namespace's default otherwise.
 func TestReceiverCC(t *testing.T) {
 	specs := []Spec{
 		{Src: "a", Dst: "b", CC: "dcqcn"}, {Src: "c", Dst: "b", CC: "dcqcn"},
-		{Src: "a", Dst: "c", CC: "dcqcn"}, {Src: "b", Dst: "c", CC: "cubic"},
-		{Src: "a", Dst: "d", CC: "cubic"},
-		{Src: "a", Dst: "e", CC: "dcqcn"}, {Src: "b", Dst: "e", CC: "dcqcn", Tool: Iperf3},
+		{Src: "a", Dst: "c", CC: "cubic"}, {Src: "b", Dst: "c", CC: "dcqcn"},
+		{Src: "a", Dst: "d", CC: "cubic"}, {Src: "b", Dst: "d", CC: ""},
+		{Src: "a", Dst: "e", CC: "dctcp"}, {Src: "b", Dst: "e", CC: "dcqcn"}, {Src: "c", Dst: "e", CC: "reno"},
+		{Src: "a", Dst: "g", CC: "reno"}, {Src: "b", Dst: "g", CC: "dcqcn", Tool: Iperf3},
 	}
-	echo := map[string]bool{"dcqcn": true}
-	for dst, want := range map[string]string{"b": "dcqcn", "c": "", "d": "", "e": "dcqcn", "f": ""} {
+	echo := map[string]bool{"dcqcn": true, "dctcp": true}
+	for dst, want := range map[string]string{"b": "dcqcn", "c": "dcqcn", "d": "", "e": "dcqcn", "f": "", "g": ""} {
 		if got := receiverCC(specs, dst, echo); got != want {
 			t.Errorf("receiver %s runs %q, want %q", dst, got, want)
 		}

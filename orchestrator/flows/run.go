@@ -51,33 +51,33 @@ func (r Result) OK() bool { return r.Status == "ok" }
 // FCT is the flow completion time of a completed flow.
 func (r Result) FCT() time.Duration { return time.Duration(r.EndNs - r.StartNs) }
 
-// receiverCC is the congestion control dst's receiving sockets run: the
-// senders' when every in-process flow to dst uses the same one and it is
-// in echo, else the namespace's default.
+// receiverCC is the congestion control dst's receiving sockets run: an
+// ECN law (in echo) that any in-process flow to dst uses, else the
+// namespace's default. Only a listener whose congestion control asks for
+// ECN accepts the ECT SYN an ECN law sends (tcp_ecn_create_request), and
+// its receivers echo each CE mark exactly; the ECN laws share that
+// receiver, so with several the first by name serves them all. Senders
+// that do not ask for ECN are not affected by it.
 func receiverCC(specs []Spec, dst string, echo map[string]bool) string {
 	cc := ""
 	for _, s := range specs {
-		if s.Dst != dst || s.Tool == Iperf3 {
+		if s.Dst != dst || s.Tool == Iperf3 || !echo[s.CC] {
 			continue
 		}
-		if cc != "" && s.CC != cc {
-			return ""
+		if cc == "" || s.CC < cc {
+			cc = s.CC
 		}
-		cc = s.CC
-	}
-	if !echo[cc] {
-		return ""
 	}
 	return cc
 }
 
 // Options configure a Run.
 type Options struct {
-	// EchoCC are the congestion controls whose receivers must run them
-	// too: the ECN laws, whose receiver echoes each CE mark exactly (RFC
-	// 8257; the kernel's default receiver echoes CE until the sender's
-	// CWR, one RTT of ECE per mark). A receiver takes its senders' when
-	// all its flows use one of these.
+	// EchoCC are the congestion controls whose receivers must run one of
+	// them: the ECN laws. Their senders' SYN is ECN-capable, which a
+	// listener refuses ECN for unless its own congestion control needs
+	// ECN: behind a default (cubic) receiver they get no ECN feedback at
+	// all. Their receivers also echo each CE mark exactly (RFC 8257).
 	EchoCC  map[string]bool
 	Hosts   map[string]Host
 	Port    uint16        // receivers listen here (default 5201)

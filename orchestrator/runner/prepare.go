@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	cclaws "cclab/internal/cc"
+	"cclab/kmod/law"
 	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/flows"
 	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
 )
@@ -105,6 +107,11 @@ func Prepare(path string) (*Prepared, error) {
 		if len(fl) == 0 {
 			return nil, fmt.Errorf("%s: the workload generates no flows", path)
 		}
+		for _, f := range fl {
+			if f.Tool == flows.Iperf3 && usesECN(exp, f.CC) {
+				return nil, fmt.Errorf("%s: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, f.CC, f.Group)
+			}
+		}
 		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
 	}
 	if len(p.Variants) == 0 {
@@ -116,6 +123,17 @@ func Prepare(path string) (*Prepared, error) {
 		}
 	}
 	return p, nil
+}
+
+// usesECN reports whether cc is one of cclab's ECN laws, by its own name
+// or as a variant of one.
+func usesECN(exp *experiment.Experiment, cc string) bool {
+	name := cc
+	if v, ok := exp.Variants[cc]; ok {
+		name = v.Law
+	}
+	l, err := law.ParseLaw(name)
+	return err == nil && l.UsesECN()
 }
 
 func loadHint(cc string) string {

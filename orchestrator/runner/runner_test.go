@@ -304,6 +304,8 @@ func TestPrepareRefusesBeforeBuilding(t *testing.T) {
 		"workload:\n  - name: l\n    cc: nosuchcc2\n    long: {src: h1, dst: h0, stop: 1s}\n":                               `:4: workload entry "l": congestion control "nosuchcc2" is not loaded`,
 		"workload:\n  - name: l\n    long: {src: h1, dst: h99, stop: 1s}\n":                                                 `:5: no node "h99"`,
 		"compare: [nosuch1, nosuch2]\nskip_missing: true\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n": "none of the compared",
+		// An ECN law behind iperf3's listener would get no ECN at all.
+		"compare: [dqv]\nlaws: {}\nvariants:\n  dqv: {law: dcqcn}\nworkload:\n  - name: l\n    tool: iperf3\n    long: {src: h1, dst: h0, stop: 1s}\n": `dqv runs iperf3 flows (workload entry "l"): iperf3's listener cannot run an ECN law`,
 	}
 	for body, want := range cases {
 		_, err := Prepare(writeExperiment(t, "star-16.yaml", body))
