@@ -61,4 +61,4 @@ modules:
 # against their headers and run the in-guest test (downloads are cached in
 # ~/.cache/cclab/vm, or $$CCLAB_VM_CACHE).
 vm-test:
-	$(GO) test -count=1 -v -timeout 10m -run TestKernelModulesInVM ./orchestrator/vm
+	$(GO) test -count=1 -v -timeout 12m -run TestKernelModulesInVM ./orchestrator/vm

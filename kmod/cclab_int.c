@@ -83,7 +83,8 @@ EXPORT_SYMBOL_GPL(cclab_int_read);
  * (then the caller counts it and changes nothing). Every length is checked
  * against the area before a byte is read.
  */
-static int cclab_int_parse(const u8 *opt, unsigned int len, struct int_echo *e)
+static int cclab_int_parse(const u8 *opt, unsigned int len, struct int_echo *e,
+			   struct int_qcn *qcn, bool *has_qcn)
 {
 	unsigned int i = 0, hops, h, n = 0;
 	int slots;
@@ -117,9 +118,14 @@ static int cclab_int_parse(const u8 *opt, unsigned int len, struct int_echo *e)
 	if ((opt[4] >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
 	    !(opt[4] & INT_HDR_ECHO) || hops > (unsigned int)slots)
 		return -1;
-	for (h = 0; h < hops && h < INT_MAX_HOPS; h++)
-		if (int_rec_decode(opt + INT_OPT_BASE_LEN + h * INT_REC_LEN, &e->hop[n]) == 0)
+	for (h = 0; h < hops && h < INT_MAX_HOPS; h++) {
+		const u8 *rec = opt + INT_OPT_BASE_LEN + h * INT_REC_LEN;
+
+		if (int_rec_decode(rec, &e->hop[n]) == 0)
 			n++;
+		else if (!*has_qcn && int_qcn_decode(rec, qcn) == 0)
+			*has_qcn = true;	/* a CP's feedback (int_echo.h) */
+	}
 	e->nhops = n;
 	e->flags = opt[4] & INT_HDR_OVERFLOW;
 	return 0;
@@ -144,6 +150,8 @@ static unsigned int cclab_int_hook(void *priv, struct sk_buff *skb,
 	const u8 *opt;
 	struct cclab_int_sock *is;
 	struct int_echo e = {};
+	struct int_qcn qcn;
+	bool has_qcn = false;
 	unsigned int thoff, olen;
 	const struct iphdr *iph = ip_hdr(skb);
 	struct sock *sk = skb->sk;
@@ -167,13 +175,18 @@ static unsigned int cclab_int_hook(void *priv, struct sk_buff *skb,
 	opt = skb_header_pointer(skb, thoff + sizeof(*th), olen, obuf);
 	if (!opt)
 		return NF_ACCEPT;
-	if (cclab_int_parse(opt, olen, &e)) {
+	if (cclab_int_parse(opt, olen, &e, &qcn, &has_qcn)) {
 		atomic64_inc(&stat_no_echo);
 		return NF_ACCEPT;
 	}
 	e.arrived_ns = ktime_get_ns();
 	spin_lock(&is->lock);
 	e.count = is->echo.count + 1;
+	e.qcn_count = is->echo.qcn_count;
+	e.qcn_key = is->echo.qcn_key;
+	e.qcn_fb = is->echo.qcn_fb;
+	if (has_qcn)
+		int_echo_take_qcn(&e, &qcn);
 	is->echo = e;
 	spin_unlock(&is->lock);
 	atomic64_inc(&stat_echoes);

@@ -49,6 +49,21 @@ func TestMatchesCHeader(t *testing.T) {
 			want = append(want, "-1 0 0 0 0")
 		}
 
+		fb, cp, seq, ql := uint8(rng.IntN(256)), uint16(rng.Uint32()), uint16(rng.Uint32()), rng.Uint64()>>rng.IntN(64)
+		fmt.Fprintf(&in, "Q %d %d %d %d\n", fb, cp, seq, ql)
+		NewQCNRecord(fb, cp, seq, ql).put(p)
+		want = append(want, hex.EncodeToString(p))
+		// Half the decodes are of QCN records (random fields, Fb 0 too).
+		if rng.IntN(2) == 0 {
+			raw[0] = QCNRate<<3 | raw[0]&7
+		}
+		fmt.Fprintf(&in, "F %s\n", hex.EncodeToString(raw))
+		if q, ok := getRecord(raw).QCN(); ok {
+			want = append(want, fmt.Sprintf("0 %d %d %d %d", q.Fb, q.CP, q.Seq, q.Qlen))
+		} else {
+			want = append(want, "-1 0 0 0 0")
+		}
+
 		a, b := rng.Uint32(), rng.Uint32()
 		fmt.Fprintf(&in, "T %d %d\n", a, b)
 		want = append(want, fmt.Sprintf("%d %d", TxDelta(a, b), TSDelta(a, b)))

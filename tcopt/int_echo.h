@@ -23,7 +23,29 @@ struct int_echo {
 	__u8 flags;		/* INT_HDR_OVERFLOW: the path had more hops */
 	__u16 pad;
 	struct int_hop hop[INT_MAX_HOPS];	/* hop[0] is the sender's first switch */
+	/* QCN feedback (tcopt/README.md): the newest record from a CP. */
+	__u32 qcn_count;	/* distinct feedback records taken so far */
+	__u32 qcn_key;		/* cp << 16 | seq of the newest, to tell repeats */
+	__u8 qcn_fb;		/* its |Fb|, 1..INT_QCN_FB_MAX */
+	__u8 qcn_pad[7];
 };
+
+/*
+ * Take a QCN feedback record into the echo: a new one (another CP or sample
+ * than the last taken) counts for the law; copies (the segments of one
+ * sampled GSO packet, an echo repeated before new data) do not.
+ */
+static inline void int_echo_take_qcn(struct int_echo *e,
+				     const struct int_qcn *q)
+{
+	__u32 key = (__u32)q->cp << 16 | q->seq;
+
+	if (e->qcn_count && e->qcn_key == key)
+		return;
+	e->qcn_key = key;
+	e->qcn_fb = q->fb;
+	e->qcn_count++;
+}
 
 /*
  * The map's value: the echo, then an area the congestion control of the

@@ -77,6 +77,25 @@ static inline __u8 int_rate_code(__u32 mbps)
 	return 0;
 }
 
+/* A record's 56 bits, most significant first, from and into 7 bytes. */
+static inline __u64 int_rec_get56(const __u8 *p)
+{
+	return (__u64)p[0] << 48 | (__u64)p[1] << 40 | (__u64)p[2] << 32 |
+	       (__u64)p[3] << 24 | (__u64)p[4] << 16 | (__u64)p[5] << 8 |
+	       (__u64)p[6];
+}
+
+static inline void int_rec_put56(__u8 *p, __u64 v)
+{
+	p[0] = v >> 48;
+	p[1] = v >> 40;
+	p[2] = v >> 32;
+	p[3] = v >> 24;
+	p[4] = v >> 16;
+	p[5] = v >> 8;
+	p[6] = v;
+}
+
 /*
  * Encode one record into 7 bytes at p from raw port counters: qlen and
  * tx_bytes in bytes, now_ns the dequeue time.
@@ -93,21 +112,13 @@ static inline void int_rec_encode(__u8 *p, __u8 rate_code, __u64 qlen,
 	v |= q << 36;
 	v |= ((tx_bytes / INT_TX_UNIT) & INT_TX_MASK) << 18;
 	v |= (now_ns / INT_TS_UNIT) & INT_TS_MASK;
-	p[0] = v >> 48;
-	p[1] = v >> 40;
-	p[2] = v >> 32;
-	p[3] = v >> 24;
-	p[4] = v >> 16;
-	p[5] = v >> 8;
-	p[6] = v;
+	int_rec_put56(p, v);
 }
 
 /* Decode one record; returns 0, or -1 for a record a reader must ignore. */
 static inline int int_rec_decode(const __u8 *p, struct int_hop *h)
 {
-	__u64 v = (__u64)p[0] << 48 | (__u64)p[1] << 40 | (__u64)p[2] << 32 |
-		  (__u64)p[3] << 24 | (__u64)p[4] << 16 | (__u64)p[5] << 8 |
-		  (__u64)p[6];
+	__u64 v = int_rec_get56(p);
 	__u8 code = v >> 51;
 
 	if (code == 0 || code > INT_RATE_CODE_MAX)
@@ -116,6 +127,57 @@ static inline int int_rec_decode(const __u8 *p, struct int_hop *h)
 	h->qlen = ((v >> 36) & INT_QLEN_MAX) * INT_QLEN_UNIT;
 	h->tx_bytes = ((v >> 18) & INT_TX_MASK) * INT_TX_UNIT;
 	h->ts = (v & INT_TS_MASK) * INT_TS_UNIT;
+	return 0;
+}
+
+/*
+ * A QCN feedback record (tcopt/README.md, "QCN feedback"): rate code
+ * INT_REC_QCN, which every INT reader ignores, then fb 6 | cp 12 | seq 16 |
+ * qlen 15 | 2 zero bits. Written by a congestion point that sampled a
+ * packet with negative feedback; echoed like the hop records.
+ */
+#define INT_REC_QCN		31
+#define INT_QCN_FB_MAX		63
+#define INT_QCN_CP_MASK		0xfff
+#define INT_QCN_SEQ_MASK	0xffff
+
+struct int_qcn {
+	__u32 qlen;	/* the CP's queue when it sampled, bytes (128-byte units) */
+	__u16 cp;	/* the congestion point (switch port slot, 12 bits) */
+	__u16 seq;	/* the CP's sample number, wraps */
+	__u8 fb;	/* |Fb| quantised, 1..INT_QCN_FB_MAX */
+};
+
+static inline void int_qcn_encode(__u8 *p, __u8 fb, __u16 cp, __u16 seq,
+				  __u64 qlen)
+{
+	__u64 q = qlen / INT_QLEN_UNIT;
+	__u64 v;
+
+	if (q > INT_QLEN_MAX)
+		q = INT_QLEN_MAX;
+	v = (__u64)INT_REC_QCN << 51;
+	v |= (__u64)(fb & INT_QCN_FB_MAX) << 45;
+	v |= (__u64)(cp & INT_QCN_CP_MASK) << 33;
+	v |= (__u64)(seq & INT_QCN_SEQ_MASK) << 17;
+	v |= q << 2;
+	int_rec_put56(p, v);
+}
+
+/*
+ * Decode a QCN feedback record: 0, or -1 when the record is not one (or
+ * carries fb 0, which a CP never sends).
+ */
+static inline int int_qcn_decode(const __u8 *p, struct int_qcn *q)
+{
+	__u64 v = int_rec_get56(p);
+
+	if ((v >> 51) != INT_REC_QCN || !((v >> 45) & INT_QCN_FB_MAX))
+		return -1;
+	q->fb = (v >> 45) & INT_QCN_FB_MAX;
+	q->cp = (v >> 33) & INT_QCN_CP_MASK;
+	q->seq = (v >> 17) & INT_QCN_SEQ_MASK;
+	q->qlen = ((v >> 2) & INT_QLEN_MAX) * INT_QLEN_UNIT;
 	return 0;
 }
 

@@ -53,12 +53,17 @@ func (r Record) Hop() (h Hop, ok bool) {
 // put writes the record's 56 bits big-endian into p[0:7]. Fields wider
 // than their width are truncated.
 func (r Record) put(p []byte) {
-	v := uint64(r.Rate&0x1f)<<51 | uint64(r.Qlen&QlenMax)<<36 |
-		uint64(r.Tx&TxMask)<<18 | uint64(r.TS&TSMask)
+	v := r.bits()
 	_ = p[6]
 	for i := 0; i < 7; i++ {
 		p[i] = byte(v >> (48 - 8*i))
 	}
+}
+
+// bits is the record's 56 bits, as on the wire.
+func (r Record) bits() uint64 {
+	return uint64(r.Rate&0x1f)<<51 | uint64(r.Qlen&QlenMax)<<36 |
+		uint64(r.Tx&TxMask)<<18 | uint64(r.TS&TSMask)
 }
 
 func getRecord(p []byte) Record {
@@ -67,6 +72,11 @@ func getRecord(p []byte) Record {
 	for i := 0; i < 7; i++ {
 		v = v<<8 | uint64(p[i])
 	}
+	return recordOf(v)
+}
+
+// recordOf splits 56 bits into the record's fields.
+func recordOf(v uint64) Record {
 	return Record{
 		Rate: uint8(v >> 51),
 		Qlen: uint16(v>>36) & QlenMax,

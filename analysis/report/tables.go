@@ -256,11 +256,11 @@ func (a *Analysis) MismatchTable() Table {
 // INTTable summarises the INT options of each capture.
 func (a *Analysis) INTTable() Table {
 	t := Table{Title: "INT options in the captures (tcopt/README.md); queue = largest per window",
-		Header: []string{"capture", "packets", "forward", "echo", "invalid", "overflow", "records", "ignored", "direction", "hop", "windows", "qlen_p50", "qlen_p99", "qlen_max"}}
+		Header: []string{"capture", "packets", "forward", "echo", "invalid", "overflow", "records", "ignored", "qcn", "direction", "hop", "windows", "qlen_p50", "qlen_p99", "qlen_max"}}
 	for _, r := range a.INT {
 		st := r.Stats
 		head := []string{r.Capture, strconv.FormatUint(st.Packets, 10), strconv.FormatUint(st.Forward, 10), strconv.FormatUint(st.Echo, 10),
-			strconv.FormatUint(st.Invalid, 10), strconv.FormatUint(st.Overflow, 10), strconv.FormatUint(st.Records, 10), strconv.FormatUint(st.Ignored, 10)}
+			strconv.FormatUint(st.Invalid, 10), strconv.FormatUint(st.Overflow, 10), strconv.FormatUint(st.Records, 10), strconv.FormatUint(st.Ignored, 10), strconv.FormatUint(st.QCN, 10)}
 		if len(r.Queues) == 0 {
 			t.Rows = append(t.Rows, append(head, "", "", "", "", "", ""))
 		}

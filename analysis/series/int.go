@@ -17,6 +17,7 @@ type INTStats struct {
 	Overflow uint64 `json:"overflow"` // a switch found no free slot
 	Records  uint64 `json:"records"`  // valid hop records
 	Ignored  uint64 `json:"ignored"`  // records with a rate code readers ignore
+	QCN      uint64 `json:"qcn"`      // QCN feedback records (not hops)
 }
 
 type intKey struct {
@@ -59,14 +60,23 @@ func (n *INT) Add(file int, t int64, tcpOptions []byte) {
 	if o.Overflow {
 		st.Overflow++
 	}
-	for i, r := range o.Records {
+	// Hop positions count valid hop records only: a QCN congestion
+	// point's record sits in a slot of its own, before the hop records
+	// of its port and of the ports after it (tcopt/README.md).
+	hop := 0
+	for _, r := range o.Records {
+		if _, ok := r.QCN(); ok {
+			st.QCN++
+			continue
+		}
 		h, ok := r.Hop()
 		if !ok {
 			st.Ignored++
 			continue
 		}
 		st.Records++
-		n.qlen.AddMax(intKey{file, o.Echo, i}, t, uint64(h.Qlen))
+		n.qlen.AddMax(intKey{file, o.Echo, hop}, t, uint64(h.Qlen))
+		hop++
 	}
 }
 

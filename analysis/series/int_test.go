@@ -58,3 +58,19 @@ func TestINTDecodesHopsPerWindow(t *testing.T) {
 		t.Fatalf("echo %+v", e)
 	}
 }
+
+// A QCN congestion point's record takes a slot but is no hop: the hop
+// records after it keep their path positions, and it is counted apart.
+func TestINTSkipsQCNRecords(t *testing.T) {
+	n := NewINT(1, time.Millisecond)
+	o := tcopt.Option{Slots: 5, Records: []tcopt.Record{
+		tcopt.NewQCNRecord(12, 3, 77, 90_000), tcopt.NewRecord(8, 1280, 0, 0), tcopt.NewRecord(8, 2560, 0, 0)}}
+	n.Add(0, 0, optionsArea(t, o))
+	if s := n.Stats[0]; s.Records != 2 || s.QCN != 1 || s.Ignored != 0 {
+		t.Fatalf("stats %+v: want 2 hop records and 1 QCN record", s)
+	}
+	qs := n.Queues()
+	if len(qs) != 2 || qs[0].Hop != 0 || qs[0].Points[0].V != 1280 || qs[1].Hop != 1 || qs[1].Points[0].V != 2560 {
+		t.Fatalf("hop series %+v: want hops 0 and 1 at 1280 and 2560 bytes", qs)
+	}
+}

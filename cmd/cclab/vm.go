@@ -84,7 +84,7 @@ func newVMTestCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&kernels, "kernel", vm.Series, "Debian kernel series to test (6.1, 6.12)")
 	cmd.Flags().StringVar(&repo, "repo", wd, "the cclab source tree (kmod/, tcopt/, scripts/vm/)")
 	cmd.Flags().StringVar(&cache, "cache", vm.DefaultCache(), "cache of downloaded kernels and builds")
-	cmd.Flags().DurationVar(&timeout, "timeout", 150*time.Second, "limit for one guest's boot and test")
+	cmd.Flags().DurationVar(&timeout, "timeout", 240*time.Second, "limit for one guest's boot and test")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the guests' reports as JSON")
 	return cmd
 }

@@ -30,7 +30,8 @@ func testOpts(t *testing.T) Options {
 // shortName is a test-only congestion-control name for law (<= 15 chars).
 func shortName(law string) string {
 	id := string(runid.New())
-	short := map[string]string{"powertcp": "pt", "theta_powertcp": "tpt", "hpcc": "hpcc", "swift": "swift", "dctcp": "dctcp", "timely": "tmly", "dcqcn": "dcqcn"}[law]
+	short := map[string]string{"powertcp": "pt", "theta_powertcp": "tpt", "hpcc": "hpcc", "swift": "swift", "dctcp": "dctcp", "timely": "tmly", "dcqcn": "dcqcn",
+		"qcn": "qcn", "qcn_t": "qcnt"}[law]
 	return "t" + id + "_" + short
 }
 

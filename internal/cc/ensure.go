@@ -2,8 +2,11 @@ package cc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/cilium/ebpf"
 )
 
 // Ensure makes the laws registered with the parameters the settings ask
@@ -95,7 +98,9 @@ func settingApplies(setting string, laws []string) bool {
 // law cclab registered with other parameters, or by another build of
 // cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
-// they close). It returns the laws it re-registered.
+// they close). When laws of another build that the run does not use hold
+// the shared maps in a layout this build cannot use, they are unregistered
+// too. It returns the laws it re-registered or unregistered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
 	want, have, err := wantAndHave(laws, settings, opts)
 	if err != nil {
@@ -117,10 +122,28 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 			return nil, fmt.Errorf("re-register %v: %w", stale, err)
 		}
 	}
-	if _, err := Ensure(ctx, laws, settings, opts); err != nil {
-		return stale, err
+	_, err = Ensure(ctx, laws, settings, opts)
+	if errors.Is(err, ebpf.ErrMapIncompatible) {
+		// Laws of another cclab build that this run does not use hold
+		// the shared maps, laid out as that build had them: unregister
+		// every such law (sockets using one keep it until they close),
+		// and the maps go with the last of them.
+		var others []string
+		for _, r := range have {
+			if r.Stale() && !slices.Contains(names, r.Name) {
+				others = append(others, r.Name)
+			}
+		}
+		if len(others) == 0 {
+			return stale, err
+		}
+		if _, uerr := Unload(others, opts); uerr != nil {
+			return stale, fmt.Errorf("unregister %v of another cclab build, which hold the shared maps: %w", others, uerr)
+		}
+		stale = append(stale, others...)
+		_, err = Ensure(ctx, laws, settings, opts)
 	}
-	return stale, nil
+	return stale, err
 }
 
 // wantAndHave resolves the parameters the settings ask for and lists what

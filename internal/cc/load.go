@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -262,6 +263,12 @@ func register(ps Params, opts Options) (Registration, error) {
 		return Registration{}, fmt.Errorf("create pin directory: %w", err)
 	}
 	coll, err := loadCollection(spec, pinDir)
+	if errors.Is(err, ebpf.ErrMapIncompatible) {
+		coll, err = loadReplacingShared(spec, pinDir)
+	}
+	if errors.Is(err, ebpf.ErrMapIncompatible) {
+		return Registration{}, fmt.Errorf("load %s: %w (the shared maps in %s were made by another cclab build, whose laws or INT agent still hold them: cclab cc unload them)", ps.Law, err, pinDir)
+	}
 	if err != nil {
 		return Registration{}, fmt.Errorf("load %s: %w", ps.Law, err)
 	}
@@ -321,6 +328,34 @@ func loadCollection(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection,
 	}
 	return coll, nil
 }
+
+// loadReplacingShared loads again after letting go of the shared maps no
+// loaded program uses: a map pinned by another cclab build, laid out as
+// that build had it, whose last users are gone (or going: the kernel frees
+// a detached struct_ops program some time after it is unregistered, so
+// this waits up to sharedRetry for them). A map still in use stays, and
+// the load fails as before.
+func loadReplacingShared(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection, error) {
+	deadline := time.Now().Add(sharedRetry)
+	for {
+		busy, err := removeUnusedShared(pinDir)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(pinDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create pin directory: %w", err)
+		}
+		coll, err := loadCollection(spec, pinDir)
+		if !errors.Is(err, ebpf.ErrMapIncompatible) || !busy || time.Now().After(deadline) {
+			return coll, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sharedRetry is how long loadReplacingShared waits for the programs of
+// unregistered laws to go.
+const sharedRetry = 3 * time.Second
 
 // setOpsName writes the congestion-control name into the struct_ops value.
 func setOpsName(spec *ebpf.CollectionSpec, name string) error {

@@ -89,7 +89,8 @@ struct {
 /*
  * Where a law's per-socket data lives. In the socket's congestion-control
  * private area (icsk_ca_priv, 104 bytes, zeroed by TCP before init) when
- * it fits: theta-PowerTCP, Swift, DCTCP, TIMELY, DCQCN; it costs nothing to find. The
+ * it fits: theta-PowerTCP, Swift, DCTCP, TIMELY, DCQCN, QCN, QCN-T; it
+ * costs nothing to find (QCN and QCN-T still look the echo up). The
  * INT laws (PowerTCP, HPCC) keep the last echo's hop records and do not
  * fit: their data lives in the cc area of the INT echo's own socket
  * storage (tcopt/int_echo.h), so that the one lookup they need for the

@@ -6,6 +6,8 @@ package bpf
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types dctcp dctcp.bpf.c -- -I../../build/include -I../law -I../../tcopt
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types timely timely.bpf.c -- -I../../build/include -I../law -I../../tcopt
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types dcqcn dcqcn.bpf.c -- -I../../build/include -I../law -I../../tcopt
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types qcn qcn.bpf.c -- -I../../build/include -I../law -I../../tcopt
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types qcn_t qcn_t.bpf.c -- -I../../build/include -I../law -I../../tcopt
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types swift swift.bpf.c -- -I../../build/include -I../law -I../../tcopt
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types hpcc hpcc.bpf.c -- -I../../build/include -I../law -I../../tcopt
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types powertcp powertcp.bpf.c -- -I../../build/include -I../law -I../../tcopt

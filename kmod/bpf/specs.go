@@ -45,6 +45,8 @@ var loaders = map[string]func() (*ebpf.CollectionSpec, error){
 	"dctcp":          loadDctcp,
 	"timely":         loadTimely,
 	"dcqcn":          loadDcqcn,
+	"qcn":            loadQcn,
+	"qcn_t":          loadQcn_t,
 }
 
 // objects are the embedded objects, for Build.
@@ -56,6 +58,8 @@ var objects = map[string]*[]byte{
 	"dctcp":          &_DctcpBytes,
 	"timely":         &_TimelyBytes,
 	"dcqcn":          &_DcqcnBytes,
+	"qcn":            &_QcnBytes,
+	"qcn_t":          &_Qcn_tBytes,
 }
 
 // Build identifies the law's object as this binary embeds it (a SHA-256

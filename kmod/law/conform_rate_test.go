@@ -342,6 +342,18 @@ func TestConformTimelyHyperActive(t *testing.T) {
 	}
 }
 
+// randomAcked is an ACK's newly acked bytes: none now and then, mostly
+// up to 64 KB, one in 20 up to most.
+func randomAcked(rng *rand.Rand, most int) uint32 {
+	switch k := rng.Intn(20); {
+	case k < 2:
+		return 0
+	case k < 19:
+		return uint32(rng.Intn(64 << 10))
+	}
+	return uint32(rng.Intn(most))
+}
+
 // dcqcnRef is DCQCN's reaction point (section 3 of the paper) in
 // float64, with the README's choices: a CNP is an ECE ACK at least cnp_ns
 // after the last CNP (or the first ECE); timers and the byte counter are
@@ -384,17 +396,27 @@ func (r *dcqcnRef) increase() {
 		r.rt += r.rai
 		r.count["additive increase"]++
 	}
-	// RT within [floor, HostBw]; when the core's RT is surely beyond a
-	// bound too, both are exactly that bound
+	r.rt, r.rtSlack = clampSlack(r.rt, r.rtSlack, r.floor, r.line) // RT within [floor, HostBw]
+	r.rc, r.rcSlack = halfwaySlack(r.rc, r.rcSlack, r.rt, r.rtSlack)
+}
+
+// clampSlack clamps x, a reference value the core's integer is within
+// ±slack of, to [lo, hi]: when the core's value is surely beyond a bound
+// too, both are exactly that bound.
+func clampSlack(x, slack, lo, hi float64) (float64, float64) {
 	switch {
-	case r.rt-r.rtSlack >= r.line:
-		r.rt, r.rtSlack = r.line, 0
-	case r.rt+r.rtSlack <= r.floor:
-		r.rt, r.rtSlack = r.floor, 0
+	case x-slack >= hi:
+		return hi, 0
+	case x+slack <= lo:
+		return lo, 0
 	}
-	r.rt = math.Min(math.Max(r.rt, r.floor), r.line)
-	r.rc = (r.rt + r.rc) / 2
-	r.rcSlack = (r.rtSlack+r.rcSlack)/2 + 0.5 // whole bytes/s: floored
+	return math.Min(math.Max(x, lo), hi), slack
+}
+
+// halfwaySlack is (c + t) / 2 of two reference values and how far the
+// core's may be from it: the core's sum halved in whole bytes/s, floored.
+func halfwaySlack(c, cSlack, t, tSlack float64) (float64, float64) {
+	return (c + t) / 2, (cSlack+tSlack)/2 + 0.5
 }
 
 // dcqcnEvents is the increase-event cap per ACK (README: "at most 16").
@@ -570,13 +592,7 @@ func TestConformDCQCN(t *testing.T) {
 				p = 0.6
 			}
 			a.ECE = rng.Float64() < p
-			switch k := rng.Intn(20); {
-			case k < 2:
-			case k < 19:
-				a.AckedBytes = uint32(rng.Intn(64 << 10))
-			default:
-				a.AckedBytes = uint32(rng.Intn(4 << 20))
-			}
+			a.AckedBytes = randomAcked(rng, 4<<20)
 			una += a.AckedBytes
 			a.SndUna, a.SndNxt = una, una+uint32(capBytes)
 			rc0, alpha0 := out.PacingRate, out.SignalPPM

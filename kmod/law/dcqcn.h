@@ -219,12 +219,7 @@ LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
 		s->last_cnp_ns = now;
 		s->started = 1;
 	}
-	if (s->rc_Bps < old)
-		out->trace |= LAW_TR_DECREASE;
-	else if (s->rc_Bps > old)
-		out->trace |= LAW_TR_INCREASE;
-	else
-		out->trace |= LAW_TR_HOLD;
+	out->trace |= rate_law_trace(old, s->rc_Bps);
 	dcqcn_output(s, p, mss, out);
 }
 

@@ -255,3 +255,34 @@ func TestHandSwiftSamplingFrequency(t *testing.T) {
 		}
 	}
 }
+
+// QCN's reaction point on testdata/qcn_feedback.csv (the numbers are
+// worked out in its comments): a feedback cuts by Gd*|Fb|, fast recovery
+// halves the way back to TR on the timer's and the byte counter's first
+// cycles, and an echo carrying the same record is no feedback.
+func TestHandQCNTrace(t *testing.T) {
+	res := replayFile(t, QCN, "qcn_feedback.csv")
+	want := []struct {
+		pacing, signal uint64
+		flags          Trace
+	}{
+		{125000000, 0, TrInit},
+		{125000000, 0, TrHold},
+		{93750000, 32 * 1000000 / 63, TrECE | TrRTT | TrDecrease},
+		{93750000, 32 * 1000000 / 63, TrHold},
+		{109375000, 32 * 1000000 / 63, TrIncrease},
+		{117187500, 32 * 1000000 / 63, TrIncrease},
+		{59509278, 1000000, TrECE | TrRTT | TrDecrease},
+		{59509278, 1000000, TrHold},
+	}
+	if len(res.Steps) != len(want) {
+		t.Fatalf("%d steps, want %d", len(res.Steps), len(want))
+	}
+	for i, w := range want {
+		s := res.Steps[i]
+		if s.PacingRate != w.pacing || s.SignalPPM != w.signal || s.Trace != w.flags || s.CwndBytes != 16<<20 {
+			t.Errorf("line %d: pacing %d signal %d trace %s cwnd %d; want %d, %d, %s, the cap",
+				s.Line, s.PacingRate, s.SignalPPM, s.Trace, s.CwndBytes, w.pacing, w.signal, w.flags)
+		}
+	}
+}

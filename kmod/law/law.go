@@ -30,6 +30,8 @@ const (
 	DCTCP         Law = C.LAW_ID_DCTCP
 	Timely        Law = C.LAW_ID_TIMELY
 	DCQCN         Law = C.LAW_ID_DCQCN
+	QCN           Law = C.LAW_ID_QCN
+	QCNT          Law = C.LAW_ID_QCN_T
 )
 
 // All returns every law of the table, in id order.
@@ -80,6 +82,11 @@ func (l Law) String() string {
 // ECN (TCP_CONG_NEEDS_ECN) and its receiver echoes CE exactly
 // (LAW_USES_ECN in kmod/bpf, CCLAB_LAW_USES_ECN in kmod).
 func (l Law) UsesECN() bool { return l == DCTCP || l == DCQCN }
+
+// UsesQCN reports whether the law reacts to QCN feedback: records a
+// congestion point writes into the INT option, which the receiver echoes
+// and the sender's host agent keeps in the echo (Echo.QCNCount, QCNFb).
+func (l Law) UsesQCN() bool { return l == QCN || l == QCNT }
 
 // Signal says what the law's signal_ppm output carries.
 func (l Law) Signal() string {
@@ -256,6 +263,28 @@ type Echo struct {
 	Count     uint32
 	Overflow  bool
 	Hops      []Hop // at most MaxHops
+	// The newest QCN feedback record the socket took (tcopt/README.md):
+	// QCNCount counts the distinct records so far (a change is a new
+	// feedback), QCNKey tells repeats apart, QCNFb is its |Fb| (1..QCNFbMax).
+	QCNCount uint32
+	QCNKey   uint32
+	QCNFb    uint8
+}
+
+// QCNFbMax is INT_QCN_FB_MAX, the largest quantised |Fb|.
+const QCNFbMax = int(C.INT_QCN_FB_MAX)
+
+// echoToC fills a C struct int_echo (zeroed) from e.
+func echoToC(e *Echo, ce *C.struct_int_echo) {
+	ce.arrived_ns, ce.count, ce.nhops = C.__u64(e.ArrivedNs), C.__u32(e.Count), C.__u8(len(e.Hops))
+	if e.Overflow {
+		ce.flags = C.INT_HDR_OVERFLOW
+	}
+	for i, h := range e.Hops {
+		ce.hop[i] = C.struct_int_hop{qlen: C.__u32(h.Qlen), tx_bytes: C.__u32(h.TxBytes),
+			ts: C.__u32(h.Ts), rate_mbps: C.__u32(h.RateMbps)}
+	}
+	ce.qcn_count, ce.qcn_key, ce.qcn_fb = C.__u32(e.QCNCount), C.__u32(e.QCNKey), C.__u8(e.QCNFb)
 }
 
 // Ack is one ACK (struct law_ack).
@@ -330,16 +359,7 @@ func (c *Controller) OnAck(a Ack) (Out, error) {
 			return Out{}, fmt.Errorf("echo with %d hops: at most %d", len(a.Echo.Hops), MaxHops)
 		}
 		var e C.struct_int_echo
-		e.arrived_ns = C.__u64(a.Echo.ArrivedNs)
-		e.count = C.__u32(a.Echo.Count)
-		e.nhops = C.__u8(len(a.Echo.Hops))
-		if a.Echo.Overflow {
-			e.flags = C.INT_HDR_OVERFLOW
-		}
-		for i, h := range a.Echo.Hops {
-			e.hop[i] = C.struct_int_hop{qlen: C.__u32(h.Qlen), tx_bytes: C.__u32(h.TxBytes),
-				ts: C.__u32(h.Ts), rate_mbps: C.__u32(h.RateMbps)}
-		}
+		echoToC(a.Echo, &e)
 		echo = &e
 	}
 	var o C.struct_law_out
@@ -441,14 +461,9 @@ func NewAckBatch(acks []Ack) (*AckBatch, error) {
 		if a.ECE {
 			b.acks[i].flags = C.LAW_ACK_ECE
 		}
-		if e := a.Echo; e != nil {
+		if a.Echo != nil {
 			b.has[i] = 1
-			ce := &b.echoes[i]
-			ce.arrived_ns, ce.count, ce.nhops = C.__u64(e.ArrivedNs), C.__u32(e.Count), C.__u8(len(e.Hops))
-			for j, h := range e.Hops {
-				ce.hop[j] = C.struct_int_hop{qlen: C.__u32(h.Qlen), tx_bytes: C.__u32(h.TxBytes),
-					ts: C.__u32(h.Ts), rate_mbps: C.__u32(h.RateMbps)}
-			}
+			echoToC(a.Echo, &b.echoes[i])
 		}
 	}
 	return b, nil

@@ -108,7 +108,7 @@ struct law_ack {
 #define LAW_TR_AI		0x4000	/* HPCC: additive step */
 #define LAW_TR_VAI		0x8000	/* VAI: more than one AI token spent */
 #define LAW_TR_SF		0x10000	/* SF: sampling-period decrease point */
-#define LAW_TR_ECE		0x20000	/* DCTCP: marks seen in this ACK */
+#define LAW_TR_ECE		0x20000	/* DCTCP: marks seen; DCQCN: a CNP; QCN: a feedback */
 
 /* Pacing rate value meaning "this law does not pace". */
 #define LAW_PACING_NONE		0ULL
@@ -261,6 +261,7 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "rate_law.h"
 #include "timely.h"
 #include "dcqcn.h"
+#include "qcn.h"
 #include "glue.h"
 
 #endif /* CCLAB_LAW_H */

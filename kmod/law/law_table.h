@@ -33,7 +33,9 @@
 	X(4, swift, SWIFT, "delay")						\
 	X(5, dctcp, DCTCP, "alpha")						\
 	X(6, timely, TIMELY, "grad1")						\
-	X(7, dcqcn, DCQCN, "alpha")
+	X(7, dcqcn, DCQCN, "alpha")						\
+	X(8, qcn, QCN, "fb")							\
+	X(9, qcn_t, QCN_T, "fb")
 
 /* The parameters PowerTCP and theta-PowerTCP share, the cap's default theirs. */
 #define LAW_POWER_PARAMS(P, NAME, cap_def)						\
@@ -185,6 +187,36 @@
 	P(DCQCN, rhai_kbps, rhai_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "R_HAI, the hyper step; 0 = 10*R_AI")					\
 	LAW_RATE_LAW_PARAMS(P, DCQCN)
+
+/* QCN's and QCN-T's reaction point (qcn.h): the steps they share. */
+#define LAW_QCN_STEP_PARAMS(P, NAME)							\
+	P(NAME, gd_shift, gd_shift, "shift", 7, 6, 16, 0,				\
+	  "Gd = 2^-gd_shift, the decrease per unit of Fb (1/128: Gd*63 ~ 0.5)")	\
+	P(NAME, rai_kbps, rai_kbps, "kbit/s", 0, 0, 800000000, 0,			\
+	  "R_AI, the active-increase step; 0 = HostBw/2000 (0.5 Mbit/s at 1 Gbit/s)") \
+	P(NAME, rhai_kbps, rhai_kbps, "kbit/s", 0, 0, 800000000, 0,			\
+	  "R_HAI, the hyper-active step; 0 = 10*R_AI")
+
+#define QCN_PARAMS(P)								\
+	P(QCN, byte_counter_bytes, byte_counter_bytes, "bytes", 153600, 0,		\
+	  1073741824, 0,							\
+	  "byte counter: an increase event per cycle of this many bytes acked, half after F cycles; 0 off (paper: 150 KB)") \
+	P(QCN, timer_ns, timer_ns, "ns", 15000000, 1000, 1000000000, 0,		\
+	  "timer: an increase event per cycle, half after F cycles (paper: 15 ms)") \
+	P(QCN, fast_recovery, fast_recovery, "cycles", 5, 0, 100, 0,			\
+	  "F: fast-recovery cycles of each counter after a decrease (5)")	\
+	LAW_QCN_STEP_PARAMS(P, QCN)						\
+	LAW_RATE_LAW_PARAMS(P, QCN)
+
+#define QCN_T_PARAMS(P)								\
+	P(QCN_T, timer_ns, timer_ns, "ns", 2400000, 1000, 1000000000, 0,		\
+	  "t: the timer, the only increase clock (paper: 2.4 ms at 1 Gbit/s)")	\
+	P(QCN_T, fast_recovery, fast_recovery, "cycles", 5, 0, 100, 0,		\
+	  "F: fast-recovery cycles after a decrease (5)")			\
+	P(QCN_T, hai_cycles, hai_cycles, "cycles", 0, 0, 1000000, 0,			\
+	  "H: hyper-active increase after H cycles, at least F; 0 = 75 ms/t (31 at 2.4 ms)") \
+	LAW_QCN_STEP_PARAMS(P, QCN_T)						\
+	LAW_RATE_LAW_PARAMS(P, QCN_T)
 
 /* enum law_id: LAW_ID_POWERTCP = 1, ... */
 #define LAW_X_ENUM(id, name, NAME, signal)	LAW_ID_##NAME = id,

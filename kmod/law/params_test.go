@@ -33,6 +33,12 @@ func TestParamsCheck(t *testing.T) {
 		DCQCN: {"alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
 			"g_shift": 17, "fast_recovery": 101, "rai_kbps": 800000001, "rhai_kbps": 800000001,
 			"host_bw_mbps": 800001, "min_rate_kbps": 800000001, "max_cwnd_bytes": 1<<30 + 1},
+		QCN: {"byte_counter_bytes": 1<<30 + 1, "timer_ns": 999, "fast_recovery": 101, "gd_shift": 5,
+			"rai_kbps": 800000001, "rhai_kbps": 800000001, "host_bw_mbps": 0, "min_rate_kbps": 800000001,
+			"max_cwnd_bytes": 65534},
+		QCNT: {"timer_ns": 1e9 + 1, "fast_recovery": 101, "hai_cycles": 1000001, "gd_shift": 17,
+			"rai_kbps": 800000001, "rhai_kbps": 800000001, "host_bw_mbps": 800001, "min_rate_kbps": 800000001,
+			"max_cwnd_bytes": 1<<30 + 1},
 	}
 	// The relations: TIMELY's T_low below T_high.
 	p, _ := DefaultParams(Timely)
@@ -122,6 +128,8 @@ func TestReadTraceErrors(t *testing.T) {
 		"empty time":     "time_ns,acked\n,1\n",
 		"age > time":     "time_ns,echo_age_ns,nhops,h1_qlen,h1_tx,h1_ts,h1_rate\n5,10,1,0,0,0,1000\n",
 		"rate too big":   "time_ns,nhops,h1_qlen,h1_tx,h1_ts,h1_rate\n1,1,0,0,0,4294967296\n",
+		"qcn_fb > 63":    "time_ns,qcn_fb\n1,64\n",
+		"qcn_fb age":     "time_ns,echo_age_ns,qcn_fb\n5,10,1\n",
 	}
 	for name, csv := range cases {
 		if _, err := ReadTrace(strings.NewReader(csv)); err == nil {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the rate-based laws (TIMELY, DCQCN) share: their rate is the
- * pacing rate, their window is only a cap (the papers' NICs have none),
- * and their rate steps and floor are given in kbit/s or, left 0, as a
- * fraction of the line rate (LAW_RATE_LAW_PARAMS in law_table.h).
+ * What the rate-based laws (TIMELY, DCQCN, QCN, QCN-T) share: their rate
+ * is the pacing rate, their window is only a cap (the papers' NICs have
+ * none), and their rate steps and floor are given in kbit/s or, left 0,
+ * as a fraction of the line rate (LAW_RATE_LAW_PARAMS in law_table.h).
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_RATE_LAW_H
@@ -29,6 +29,14 @@ LAW_INLINE __u64 rate_law_floor_Bps(__u32 min_rate_kbps, __u32 host_bw_mbps)
 {
 	return law_min64(rate_law_Bps(min_rate_kbps, host_bw_mbps, 100),
 			 rate_law_line_Bps(host_bw_mbps));
+}
+
+/* The trace of a rate change: dec, inc, or hold when it did not move. */
+LAW_INLINE __u32 rate_law_trace(__u64 old_Bps, __u64 new_Bps)
+{
+	if (new_Bps < old_Bps)
+		return LAW_TR_DECREASE;
+	return new_Bps > old_Bps ? LAW_TR_INCREASE : LAW_TR_HOLD;
 }
 
 /* The output of a rate law: the cap as the window, the rate as pacing. */

@@ -71,7 +71,8 @@ func ReplayWith(ctx context.Context, st Stepper, p *Params, events []Event, mss 
 	sndNxt := uint32(out.CwndBytes)
 	res := &Result{Law: p.Law().String(), MSS: mss, Params: p.List()}
 	res.Steps = append(res.Steps, Step{SndUna: sndUna, SndNxt: sndNxt, Out: out})
-	var echoCount uint32
+	var echoCount, qcnCount uint32
+	var qcnFb uint8
 	for i, ev := range events {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -96,9 +97,18 @@ func ReplayWith(ctx context.Context, st Stepper, p *Params, events []Event, mss 
 			NowNs: ev.TimeNs, AckedBytes: ev.Acked, ECEBytes: ev.ECEBytes, ECE: ev.ECE,
 			CwndSegs: out.CwndSegs, MSS: segMSS, SndNxt: sndNxt, SndUna: sndUna, RTTus: ev.RTTus,
 		}
-		if len(ev.Hops) > 0 {
+		// The socket's echo keeps the newest QCN record until another comes.
+		if ev.QCNCount != nil {
+			qcnCount = *ev.QCNCount
+		} else if ev.QCNFb != 0 {
+			qcnCount++
+		}
+		if ev.QCNFb != 0 {
+			qcnFb = ev.QCNFb
+		}
+		if ev.hasEcho() {
 			echoCount++
-			e := &Echo{ArrivedNs: ev.TimeNs - ev.EchoAgeNs, Count: echoCount}
+			e := &Echo{ArrivedNs: ev.TimeNs - ev.EchoAgeNs, Count: echoCount, QCNCount: qcnCount, QCNFb: qcnFb}
 			if ev.EchoSeq != nil {
 				e.Count = *ev.EchoSeq
 			}

@@ -23,7 +23,9 @@ type Event struct {
 	MSS       uint32  // 0: the replay's MSS
 	EchoSeq   *uint32 // nil: every row with hops is a new echo
 	EchoAgeNs uint64
-	Hops      []TraceHop // empty: no echo on this ACK
+	Hops      []TraceHop // empty: no echo on this ACK (unless a QCN cell)
+	QCNFb     uint8      // a new QCN feedback's |Fb|, 0 = none on this row
+	QCNCount  *uint32    // nil: each row with QCNFb is a new record
 }
 
 // TraceHop is one hop record of a trace row, before wrap-around: queue
@@ -39,7 +41,7 @@ type TraceHop struct {
 var traceScalar = map[string]bool{
 	"time_ns": true, "acked": true, "ece": true, "ece_flag": true, "rtt_us": true,
 	"snd_nxt": true, "snd_una": true, "mss": true, "echo_seq": true,
-	"echo_age_ns": true, "nhops": true,
+	"echo_age_ns": true, "nhops": true, "qcn_fb": true, "qcn_count": true,
 }
 
 var hopFields = []string{"qlen", "tx", "ts", "rate"}
@@ -165,9 +167,15 @@ func parseRow(rec []string, col map[string]int, line int) (Event, error) {
 	ev.EchoSeq = r.optU32("echo_seq")
 	ev.EchoAgeNs, _ = r.uint("echo_age_ns", 64)
 	nh := r.u32("nhops")
+	fb := r.u32("qcn_fb")
+	ev.QCNCount = r.optU32("qcn_count")
 	if r.err != nil {
 		return ev, r.err
 	}
+	if int(fb) > QCNFbMax {
+		return ev, fmt.Errorf("trace line %d: qcn_fb %d: at most %d", line, fb, QCNFbMax)
+	}
+	ev.QCNFb = uint8(fb)
 	if int(nh) > MaxHops {
 		return ev, fmt.Errorf("trace line %d: nhops %d: at most %d", line, nh, MaxHops)
 	}
@@ -189,8 +197,13 @@ func parseRow(rec []string, col map[string]int, line int) (Event, error) {
 		}
 		ev.Hops = append(ev.Hops, h)
 	}
-	if ev.EchoAgeNs > ev.TimeNs && len(ev.Hops) > 0 {
+	if ev.EchoAgeNs > ev.TimeNs && ev.hasEcho() {
 		return ev, fmt.Errorf("trace line %d: echo_age_ns %d exceeds time_ns %d", line, ev.EchoAgeNs, ev.TimeNs)
 	}
 	return ev, nil
+}
+
+// hasEcho: the row's ACK finds an echo (hop records, or a QCN cell).
+func (ev *Event) hasEcho() bool {
+	return len(ev.Hops) > 0 || ev.QCNFb != 0 || ev.QCNCount != nil
 }

@@ -142,6 +142,8 @@ static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 	case LAW_ID_DCTCP: return p->dctcp.max_cwnd_bytes;
 	case LAW_ID_TIMELY: return p->timely.max_cwnd_bytes;
 	case LAW_ID_DCQCN: return p->dcqcn.max_cwnd_bytes;
+	case LAW_ID_QCN: return p->qcn.max_cwnd_bytes;
+	case LAW_ID_QCN_T: return p->qcn_t.max_cwnd_bytes;
 	}
 	return 0;
 }

@@ -95,6 +95,10 @@ var lawParams = map[string][]string{
 	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div"},
 	"timely":         {"host_bw_mbps", "min_rtt_ns", "t_low_ns", "t_high_ns"},
 	"dcqcn":          {"host_bw_mbps", "alpha_ns", "cnp_ns", "timer_ns"},
+	// QCN's cycles (150 KB, 15 ms; QCN-T's 2.4 ms) are not RTT-bound:
+	// only the line rate they start from is derived.
+	"qcn":   {"host_bw_mbps"},
+	"qcn_t": {"host_bw_mbps"},
 }
 
 // The TIMELY and DCQCN papers' time constants (ns), scaled by base RTT /

@@ -128,14 +128,20 @@ func (r *RED) UnmarshalYAML(n *yaml.Node) error {
 	return decodeNoted(n, (*plain)(r), &r.Line, &r.set)
 }
 
+// UnmarshalYAML: decodeNoted (what is left out takes defaults).
+func (q *QCN) UnmarshalYAML(n *yaml.Node) error {
+	type plain QCN
+	return decodeNoted(n, (*plain)(q), &q.Line, &q.set)
+}
+
 // UnmarshalYAML decodes strictly and remembers the line. A variant's
 // marking is not its own field: say where it goes.
 func (v *VariantSpec) UnmarshalYAML(n *yaml.Node) error {
 	type plain VariantSpec
 	v.Line = n.Line
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Value == "switch" || k.Value == "ecn_threshold" || k.Value == "ecn_red" {
-			return fmt.Errorf("line %d: a variant's ECN marking goes in the switch section: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}}}}", k.Line)
+		if k := n.Content[i]; k.Value == "switch" || k.Value == "ecn_threshold" || k.Value == "ecn_red" || k.Value == "qcn" {
+			return fmt.Errorf("line %d: a variant's ECN marking goes in the switch section, its QCN too: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}, qcn: {...}}}}", k.Line)
 		}
 	}
 	return decodeStrict(n, (*plain)(v))
@@ -440,6 +446,9 @@ func (sw *Switch) validate(h *Hosts, compare []string) error {
 	if err := sw.ECNRed.validate(); err != nil {
 		return err
 	}
+	if err := sw.QCN.validate(sw.INT); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(sw.ECNProfiles))
 	for name := range sw.ECNProfiles {
 		names = append(names, name)
@@ -450,10 +459,16 @@ func (sw *Switch) validate(h *Hosts, compare []string) error {
 		if !slices.Contains(compare, name) {
 			return errAt(p.Line, "switch ecn_profiles: %s is not compared (compare: [%s]); a profile is for a name in compare", name, strings.Join(compare, ", "))
 		}
-		if p.set["ecn_threshold"] == p.set["ecn_red"] {
-			return errAt(p.Line, "switch ecn_profiles %s: give one of ecn_threshold (0B: no marking) and ecn_red", name)
+		if p.set["ecn_threshold"] && p.set["ecn_red"] {
+			return errAt(p.Line, "switch ecn_profiles %s: ecn_threshold and ecn_red both given; a port marks one way", name)
+		}
+		if !p.set["ecn_threshold"] && !p.set["ecn_red"] && !p.set["qcn"] {
+			return errAt(p.Line, "switch ecn_profiles %s: give ecn_threshold (0B: no marking) or ecn_red, and/or qcn", name)
 		}
 		if err := p.ECNRed.validate(); err != nil {
+			return err
+		}
+		if err := p.QCN.validate(sw.INT); err != nil {
 			return err
 		}
 	}
@@ -466,6 +481,28 @@ func (sw *Switch) validate(h *Hosts, compare []string) error {
 	if sw.INT && h.TCPTimestamps == nil {
 		off := false
 		h.TCPTimestamps = &off
+	}
+	return nil
+}
+
+// validate fills QCN's default sampling interval and checks the
+// congestion point; its feedback rides in the INT option, so INT must be on.
+func (q *QCN) validate(intOn bool) error {
+	if q == nil {
+		return nil
+	}
+	if !q.set["qeq"] || q.Qeq == 0 {
+		return errAt(q.Line, "qcn: give qeq, the equilibrium queue (the QCN paper's testbed: 64KB at 1 Gbit/s)")
+	}
+	if !intOn {
+		return errAt(q.Line, "qcn: the congestion point's feedback rides in the INT option: set int: true in the switch section")
+	}
+	if !q.set["sample"] {
+		q.Sample = DefaultQCNSample
+	}
+	const most = units.Size(1 << 29)
+	if q.Sample == 0 || q.Sample > most || q.Qeq > most {
+		return errAt(q.Line, "qcn: qeq %v and sample %v must be in 1B..%v", q.Qeq, q.Sample, most)
 	}
 	return nil
 }

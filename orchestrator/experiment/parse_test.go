@@ -116,6 +116,34 @@ switch:
 			t.Errorf("%s: RED %+v, want %+v", c.cc, *r, *c.red)
 		}
 	}
+	// QCN: the switch's congestion points, or a compared name's own
+	// (alone, or beside its marking); sample defaults to 150KB.
+	e, err = Parse("f.yaml", []byte(good+`switch:
+  int: true
+  qcn: {qeq: 64KB}
+  ecn_profiles:
+    cubic: {ecn_threshold: 0B}
+    bbr: {ecn_threshold: 30KB, qcn: {qeq: 10KB, sample: 15KB, rate: 1Gbit}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cc  string
+		qcn *QCN
+	}{
+		{"cubic", nil},
+		{"bbr", &QCN{Qeq: 10_000, Sample: 15_000, Rate: units.Rate(1e9)}},
+	} {
+		p, _ := e.Switch.Profile(c.cc)
+		if (p.QCN == nil) != (c.qcn == nil) || p.QCN != nil && (p.QCN.Qeq != c.qcn.Qeq || p.QCN.Sample != c.qcn.Sample || p.QCN.Rate != c.qcn.Rate) {
+			t.Errorf("%s: QCN %+v, want %+v", c.cc, p.QCN, c.qcn)
+		}
+	}
+	if q := e.Switch.QCN; q == nil || q.Qeq != 64_000 || q.Sample != DefaultQCNSample {
+		t.Errorf("switch QCN %+v, want qeq 64KB sample %v", q, DefaultQCNSample)
+	}
+
 	e, err = Parse("f.yaml", []byte(good+"switch: {ecn_threshold: 75KB}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -179,8 +207,15 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_threshold: 0B\n  ecn_red: {kmin: 1KB, kmax: 2KB}\n", "f.yaml:4: switch: ecn_threshold and ecn_red both given"},
 		{"name: t\ntopology: x.yaml\ncompare: [cubic, bbr]\nswitch:\n  ecn_profiles:\n    reno: {ecn_threshold: 30KB}\n", "f.yaml:6: switch ecn_profiles: reno is not compared (compare: [cubic, bbr])"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB}\n", "f.yaml:5: switch ecn_profiles: cubic is not compared"},
-		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB, ecn_red: {kmin: 1KB, kmax: 2KB}}\n", "f.yaml:6: switch ecn_profiles cubic: give one of ecn_threshold (0B: no marking) and ecn_red"},
-		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {}\n", "f.yaml:6: switch ecn_profiles cubic: give one of"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB, ecn_red: {kmin: 1KB, kmax: 2KB}}\n", "f.yaml:6: switch ecn_profiles cubic: ecn_threshold and ecn_red both given"},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {}\n", "f.yaml:6: switch ecn_profiles cubic: give ecn_threshold (0B: no marking) or ecn_red, and/or qcn"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {sample: 150KB}\n", "f.yaml:5: qcn: give qeq"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  qcn: {qeq: 64KB}\n", "f.yaml:4: qcn: the congestion point's feedback rides in the INT option: set int: true"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 64KB, sample: 0B}\n", "f.yaml:5: qcn: qeq 64KB and sample 0B must be in"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 1GB}\n", "f.yaml:5: qcn: qeq 1000MB and sample 150KB must be in"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 64KB, w: 2}\n", "f.yaml:5: unknown field \"w\""},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {qcn: {qeq: 64KB}}\n", "f.yaml:6: qcn: the congestion point's feedback rides in the INT option"},
+		{"name: t\ntopology: x.yaml\nvariants:\n  q: {law: qcn, qcn: {qeq: 1KB}}\n", "f.yaml:4: a variant's ECN marking goes in the switch section, its QCN too"},
 		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic:\n      ecn_red: {kmin: 9KB, kmax: 3KB}\n", "f.yaml:7: ecn_red: kmin 9KB is not below kmax 3KB"},
 		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_step: 3KB}\n", "f.yaml:6: unknown field \"ecn_step\""},
 		{"name: t\ntopology: x.yaml\nvariants:\n  dcqcn_x: {law: dcqcn, switch: {ecn_red: {kmin: 1KB, kmax: 2KB}}}\n", "f.yaml:4: a variant's ECN marking goes in the switch section"},

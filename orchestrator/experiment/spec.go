@@ -103,19 +103,22 @@ type Switch struct {
 	INT          bool       `yaml:"int" json:"int"`                     // stamp INT records; hosts reserve and echo them
 	ECNThreshold units.Size `yaml:"ecn_threshold" json:"ecn_threshold"` // CE-mark above K bytes at dequeue; 0: off
 	ECNRed       *RED       `yaml:"ecn_red" json:"ecn_red,omitempty"`   // or mark with RED's profile (not both)
+	QCN          *QCN       `yaml:"qcn" json:"qcn,omitempty"`           // every port a QCN congestion point (needs int)
 	// ECNProfiles give compared congestion controls (variants included)
-	// a marking of their own, which replaces the two above in their runs.
+	// a marking of their own, which replaces the three above in their runs.
 	ECNProfiles map[string]ECNProfile `yaml:"ecn_profiles" json:"ecn_profiles,omitempty"`
 	QueueSample units.Duration        `yaml:"queue_sample" json:"queue_sample_ns"` // queues.csv period
 	Line        int                   `yaml:"-" json:"-"`
 	set         map[string]bool       // the fields the file gives
 }
 
-// An ECNProfile is how the switch marks in one compared name's run: a
-// step at ECNThreshold (0B: no marking) or ECNRed; exactly one is given.
+// An ECNProfile is how the switch signals congestion in one compared
+// name's run: a step at ECNThreshold (0B: no marking) or ECNRed (one of
+// them), and QCN congestion points; at least one is given.
 type ECNProfile struct {
 	ECNThreshold units.Size      `yaml:"ecn_threshold" json:"ecn_threshold"`
 	ECNRed       *RED            `yaml:"ecn_red" json:"ecn_red,omitempty"`
+	QCN          *QCN            `yaml:"qcn" json:"qcn,omitempty"`
 	Line         int             `yaml:"-" json:"-"`
 	set          map[string]bool // the fields the file gives
 }
@@ -135,6 +138,25 @@ type RED struct {
 	set  map[string]bool // the fields the file gives
 }
 
+// QCN makes every switch egress port an IEEE 802.1Qau congestion point
+// (tcopt/switch, the QCN paper's section II): about every Sample bytes
+// arriving (default 150KB, randomised +-15 %) it computes
+// fb = -((Q - Qeq) + 2 (Q - Qold)) and sends negative feedback, quantised
+// to 6 bits, to the sender's reaction point (the qcn and qcn_t laws) in
+// the INT option. With Rate, Qeq and Sample are for a port of that rate
+// and each port scales them by its own. Qeq must be given (the paper's
+// testbed: 64KB at 1 Gbit/s).
+type QCN struct {
+	Qeq    units.Size      `yaml:"qeq" json:"qeq"`
+	Sample units.Size      `yaml:"sample" json:"sample"`
+	Rate   units.Rate      `yaml:"rate" json:"rate,omitempty"`
+	Line   int             `yaml:"-" json:"-"`
+	set    map[string]bool // the fields the file gives
+}
+
+// DefaultQCNSample is the standard's sampling interval, QCN's default.
+const DefaultQCNSample = units.Size(150_000)
+
 // DefaultREDPmax is the HPCC paper's Pmax, RED's default.
 const DefaultREDPmax = Fraction(0.2)
 
@@ -145,7 +167,7 @@ func (sw *Switch) Profile(cc string) (p ECNProfile, from string) {
 	if own, ok := sw.ECNProfiles[cc]; ok {
 		return own, "ecn_profiles." + cc
 	}
-	return ECNProfile{ECNThreshold: sw.ECNThreshold, ECNRed: sw.ECNRed, Line: sw.Line}, "switch"
+	return ECNProfile{ECNThreshold: sw.ECNThreshold, ECNRed: sw.ECNRed, QCN: sw.QCN, Line: sw.Line}, "switch"
 }
 
 // An Entry is one item of the workload; exactly one of its kinds is set.

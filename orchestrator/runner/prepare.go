@@ -111,6 +111,9 @@ func Prepare(path string) (*Prepared, error) {
 			if f.Tool == flows.Iperf3 && usesECN(exp, f.CC) {
 				return nil, fmt.Errorf("%s: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, f.CC, f.Group)
 			}
+			if l, ok := lawOf(exp, f.CC); ok && l.UsesQCN() && !hasQCN(exp, cc) {
+				return nil, fmt.Errorf("%s: %s's run has %s flows (workload entry %q) and no QCN congestion point to send them feedback: give switch: {int: true, qcn: {qeq: ...}} (or ecn_profiles.%s.qcn)", path, cc, f.CC, f.Group, cc)
+			}
 		}
 		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
 	}
@@ -128,12 +131,28 @@ func Prepare(path string) (*Prepared, error) {
 // usesECN reports whether cc is one of cclab's ECN laws, by its own name
 // or as a variant of one.
 func usesECN(exp *experiment.Experiment, cc string) bool {
+	l, ok := lawOf(exp, cc)
+	return ok && l.UsesECN()
+}
+
+// lawOf is the cclab law cc is, by its own name or as a variant of one.
+func lawOf(exp *experiment.Experiment, cc string) (law.Law, bool) {
 	name := cc
 	if v, ok := exp.Variants[cc]; ok {
 		name = v.Law
 	}
 	l, err := law.ParseLaw(name)
-	return err == nil && l.UsesECN()
+	return l, err == nil
+}
+
+// hasQCN reports whether the switch's ports are congestion points in the
+// run of compared name cc.
+func hasQCN(exp *experiment.Experiment, cc string) bool {
+	if exp.Switch == nil {
+		return false
+	}
+	p, _ := exp.Switch.Profile(cc)
+	return p.QCN != nil
 }
 
 func loadHint(cc string) string {

@@ -62,23 +62,7 @@ workload:
 `, topo, tm, dq, tm, dq, dq, kmin, kmax)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Prepare(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cleanAfter(t, id)
-	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
-	t.Cleanup(func() {
-		if _, err := cclaws.Unload(nil, laws); err != nil {
-			t.Errorf("unload: %v", err)
-		}
-		os.Remove(laws.PinDir)
-	})
-	out := t.TempDir()
-	if _, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws}); err != nil {
-		t.Fatal(err)
-	}
-	noLeftovers(t, id)
+	out := runWithOwnLaws(t, exp, id)
 	for _, c := range []struct {
 		name, law string
 		qlo, qhi  float64 // bounds of the bottleneck queue's median, bytes
@@ -160,4 +144,30 @@ workload:
 			t.Errorf("%s: bottleneck queue median %.0f B outside [%.0f, %.0f]", c.name, med, c.qlo, c.qhi)
 		}
 	}
+}
+
+// runWithOwnLaws runs the experiment file exp as run id with the laws it
+// registers pinned in a directory of the test's own (unloaded at the
+// end), checks that nothing of the run is left, and returns the output
+// directory.
+func runWithOwnLaws(t *testing.T, exp string, id runid.ID) string {
+	t.Helper()
+	p, err := Prepare(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanAfter(t, id)
+	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
+	t.Cleanup(func() {
+		if _, err := cclaws.Unload(nil, laws); err != nil {
+			t.Errorf("unload: %v", err)
+		}
+		os.Remove(laws.PinDir)
+	})
+	out := t.TempDir()
+	if _, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws}); err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	return out
 }

@@ -152,7 +152,7 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 			return fmt.Errorf("register laws: %w", err)
 		}
 		if len(replaced) > 0 {
-			fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters or by another build\n", replaced)
+			fmt.Fprintf(opt.Log, "re-registered %v: they were registered with other parameters or by another build (laws of another build that hold the shared maps are unregistered)\n", replaced)
 		}
 	}
 	// Each variant: its law under its own name, with the same settings

@@ -306,6 +306,9 @@ func TestPrepareRefusesBeforeBuilding(t *testing.T) {
 		"compare: [nosuch1, nosuch2]\nskip_missing: true\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n": "none of the compared",
 		// An ECN law behind iperf3's listener would get no ECN at all.
 		"compare: [dqv]\nlaws: {}\nvariants:\n  dqv: {law: dcqcn}\nworkload:\n  - name: l\n    tool: iperf3\n    long: {src: h1, dst: h0, stop: 1s}\n": `dqv runs iperf3 flows (workload entry "l"): iperf3's listener cannot run an ECN law`,
+		// A QCN law without a congestion point would run at line rate.
+		"compare: [qv]\nlaws: {}\nvariants:\n  qv: {law: qcn_t}\nswitch: {int: true}\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n": `qv's run has qv flows (workload entry "l") and no QCN congestion point`,
+		"compare: [cubic]\nlaws: {}\nswitch: {int: true}\nworkload:\n  - name: l\n    cc: qcn\n    long: {src: h1, dst: h0, stop: 1s}\n":                `cubic's run has qcn flows (workload entry "l") and no QCN congestion point`,
 	}
 	for body, want := range cases {
 		_, err := Prepare(writeExperiment(t, "star-16.yaml", body))

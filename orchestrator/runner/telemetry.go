@@ -50,6 +50,7 @@ type TelemetryJSON struct {
 	ECNProfile    string                `json:"ecn_profile"`
 	ECNThreshold  uint64                `json:"ecn_threshold_bytes"`
 	ECNRed        *experiment.RED       `json:"ecn_red,omitempty"`
+	QCN           *experiment.QCN       `json:"qcn,omitempty"` // the congestion points' profile
 	ECNPorts      []PortMarkingJSON     `json:"ecn_ports,omitempty"`
 	QueueSampleNs int64                 `json:"queue_sample_ns"`
 	QueueRows     uint64                `json:"queue_rows"`
@@ -66,6 +67,8 @@ type PortMarkingJSON struct {
 	KminBytes      uint64  `json:"kmin_bytes,omitempty"`
 	KmaxBytes      uint64  `json:"kmax_bytes,omitempty"`
 	Pmax           float64 `json:"pmax,omitempty"`
+	QCNQeqBytes    uint64  `json:"qcn_qeq_bytes,omitempty"`
+	QCNSampleBytes uint64  `json:"qcn_sample_bytes,omitempty"`
 }
 
 // switchMarking is an experiment's ECN profile as the switch takes it.
@@ -73,6 +76,9 @@ func switchMarking(p experiment.ECNProfile) intswitch.Marking {
 	m := intswitch.Marking{Threshold: p.ECNThreshold}
 	if r := p.ECNRed; r != nil {
 		m.RED = intswitch.RED{Kmin: r.Kmin, Kmax: r.Kmax, Pmax: float64(r.Pmax), Rate: r.Rate}
+	}
+	if q := p.QCN; q != nil {
+		m.QCN = intswitch.QCN{Qeq: q.Qeq, Sample: q.Sample, Rate: q.Rate}
 	}
 	return m
 }
@@ -117,7 +123,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	if !t.cfg.INT {
 		return nil
 	}
-	if t.ag, err = agent.Attach(ctx, env.ID, agent.Options{EchoPinDir: t.echoPinDir}); err != nil {
+	if t.ag, err = agent.Attach(ctx, env.ID, agent.Options{EchoPinDir: t.echoPinDir, QCNSlot: t.profile.QCN != nil}); err != nil {
 		return fmt.Errorf("attach INT host agent: %w", err)
 	}
 	if err = t.ag.AddProcess(os.Getpid()); err != nil {
@@ -128,7 +134,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 
 func (t *telemetry) Stop(context.Context) (any, error) {
 	out := TelemetryJSON{INT: t.cfg.INT, ECNProfile: t.from, ECNThreshold: uint64(t.profile.ECNThreshold),
-		ECNRed: t.profile.ECNRed, QueueSampleNs: int64(t.cfg.QueueSample)}
+		ECNRed: t.profile.ECNRed, QCN: t.profile.QCN, QueueSampleNs: int64(t.cfg.QueueSample)}
 	var errs []error
 	if t.sw != nil {
 		var err error
@@ -164,7 +170,8 @@ func (t *telemetry) portMarkings() ([]PortMarkingJSON, error) {
 	var out []PortMarkingJSON
 	for i, port := range t.ports {
 		m := PortMarkingJSON{RateBps: port.Rate.BitsPerSecond(), ThresholdBytes: uint64(ms[i].Threshold),
-			KminBytes: uint64(ms[i].RED.Kmin), KmaxBytes: uint64(ms[i].RED.Kmax), Pmax: ms[i].RED.Pmax}
+			KminBytes: uint64(ms[i].RED.Kmin), KmaxBytes: uint64(ms[i].RED.Kmax), Pmax: ms[i].RED.Pmax,
+			QCNQeqBytes: uint64(ms[i].QCN.Qeq), QCNSampleBytes: uint64(ms[i].QCN.Sample)}
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}

@@ -151,6 +151,9 @@ var requiredChecks = []string{
 	"load_timely", "load_dcqcn", "flow_timely", "flow_dcqcn", "ss_timely", "ss_dcqcn",
 	"rmmod_busy_timely", "rmmod_busy_dcqcn", "rmmod_idle_timely", "rmmod_idle_dcqcn",
 	"no_leak_timely", "no_leak_dcqcn",
+	"load_qcn", "load_qcn_t", "flow_qcn", "flow_qcn_t", "ss_qcn", "ss_qcn_t",
+	"rmmod_busy_qcn", "rmmod_busy_qcn_t", "rmmod_idle_qcn", "rmmod_idle_qcn_t",
+	"no_leak_qcn", "no_leak_qcn_t",
 }
 
 // requiredINT are the checks with real INT (switch, host agent, cclab_int),

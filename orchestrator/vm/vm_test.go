@@ -30,7 +30,7 @@ func TestKernelModulesInVM(t *testing.T) {
 	line := lineAdded(t, repo)
 	for _, series := range Series {
 		t.Run(series, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			start := time.Now()
 			r, err := Run(ctx, Config{Repo: repo, Series: series, Progress: testWriter{t}})

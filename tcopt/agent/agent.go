@@ -36,6 +36,10 @@ type Options struct {
 	EchoPinDir string
 	// CgroupRoot is the cgroup v2 mount; default: found in mountinfo.
 	CgroupRoot string
+	// QCNSlot leaves an empty record slot in every echo, for a switch on
+	// the way back to write a QCN congestion point's feedback into
+	// (tcopt/README.md, "QCN feedback"): for runs with congestion points.
+	QCNSlot bool
 }
 
 // Echo is one socket's newest echo, struct int_echo of int_echo.h.
@@ -46,6 +50,10 @@ type Echo struct {
 	Flags     uint8  // tcopt.HdrOvfl: the path had more hops than slots
 	Pad       uint16
 	Hop       [tcopt.MaxHops]tcopt.Hop
+	QCNCount  uint32 // distinct QCN feedback records taken (tcopt/README.md)
+	QCNKey    uint32 // CP << 16 | sample number of the newest
+	QCNFb     uint8  // its quantised |Fb|, 1..63
+	QCNPad    [7]uint8
 }
 
 // Agent is the host agent attached to one run's cgroup.
@@ -109,6 +117,15 @@ func Attach(ctx context.Context, id runid.ID, opts Options) (_ *Agent, err error
 	spec, err := loadSockops()
 	if err != nil {
 		return nil, fmt.Errorf("attach INT agent: load spec: %w", err)
+	}
+	if opts.QCNSlot {
+		v, ok := spec.Variables["qcn_echo_slot"]
+		if !ok {
+			return nil, fmt.Errorf("attach INT agent: the object has no qcn_echo_slot")
+		}
+		if err := v.Set(uint8(1)); err != nil {
+			return nil, fmt.Errorf("attach INT agent: qcn_echo_slot: %w", err)
+		}
 	}
 	err = spec.LoadAndAssign(&a.objs, &ebpf.CollectionOptions{
 		Maps: ebpf.MapOptions{PinPath: opts.EchoPinDir},

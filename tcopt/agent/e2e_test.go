@@ -128,10 +128,7 @@ func TestThreeSwitchEcho(t *testing.T) {
 	// A capture on l3 sees packets before tc ingress, where s3 stamps its
 	// record: check what the receiver's TCP saw (its agent's storage of
 	// the newest forward option) and the echoes it sent.
-	var fwd struct {
-		Len uint8
-		Opt [tcopt.MaxLen]byte
-	}
+	var fwd fwdStore
 	if err := a.objs.CclabIntFwd.Lookup(int32(srvFd), &fwd); err != nil {
 		t.Fatalf("receiver's forward option: %v", err)
 	}

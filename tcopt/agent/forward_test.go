@@ -27,10 +27,6 @@ func TestMalformedForwardIgnored(t *testing.T) {
 	srvFd := fdOf(t, srv)
 	raw := rawSocket(t, p.snd)
 
-	type fwdStore struct {
-		Len uint8
-		Opt [tcopt.MaxLen]byte
-	}
 	stored := func() []byte {
 		var f fwdStore
 		if err := a.objs.CclabIntFwd.Lookup(int32(srvFd), &f); err != nil {
@@ -85,4 +81,10 @@ func TestMalformedForwardIgnored(t *testing.T) {
 			t.Fatalf("%s: malformed %d -> %d, storage %x -> %x", tc.name, m0.Malformed, m.Malformed, before, got)
 		}
 	}
+}
+
+// fwdStore is the receiver's forward storage, struct int_fwd of agent.bpf.c.
+type fwdStore struct {
+	Len uint8
+	Opt [tcopt.MaxLen]byte
 }

@@ -41,6 +41,14 @@ struct int_fwd {
 	__u8 opt[INT_OPT_MAX_LEN];
 };
 
+/*
+ * Set by the loader for a run with QCN congestion points: every echo
+ * leaves one empty record slot after its records (while there is room),
+ * for a switch on the way back to write a CP's feedback into
+ * (tcopt/README.md, "QCN feedback").
+ */
+volatile const __u8 qcn_echo_slot;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -119,14 +127,20 @@ static __always_inline __u32 fwd_hops(const struct int_fwd *fwd)
 	return hops > INT_MAX_HOPS ? INT_MAX_HOPS : hops;
 }
 
+/* Slots an echo of hops records takes: one more, empty, for QCN. */
+static __always_inline __u32 echo_slots(__u32 hops)
+{
+	return hops + (qcn_echo_slot && hops < INT_MAX_HOPS ? 1 : 0);
+}
+
 static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
 					 const struct int_fwd *fwd)
 {
-	__u32 hops = fwd_hops(fwd);
+	__u32 want = echo_slots(fwd_hops(fwd));
 	int k;
 
 	for (k = INT_MAX_HOPS; k >= 0; k--) {
-		if ((__u32)k > hops)
+		if ((__u32)k > want)
 			continue;
 		if (!bpf_reserve_hdr_opt(skops, INT_OPT_BASE_LEN +
 					 k * INT_REC_LEN, 0))
@@ -135,22 +149,38 @@ static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
 	return -1;
 }
 
-/* Returns the records dropped (0: all echoed), or -1 when nothing fits. */
+/*
+ * Write the echo in the largest length that fits, k slots: the records
+ * first, then the empty QCN slot; short of room the empty slot goes
+ * first, then the last records (O set). Returns the records dropped (0:
+ * all echoed), or -1 when nothing fits.
+ */
 static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf)
 {
-	__u32 hops = buf[4] & INT_HDR_HOPS_MASK;
+	__u32 hops = buf[4] & INT_HDR_HOPS_MASK, want, recs, i;
 	__u8 hdr = buf[4] & ~INT_HDR_HOPS_MASK;
 	int k;
 
+	if (hops > INT_MAX_HOPS)
+		hops = INT_MAX_HOPS;
+	want = echo_slots(hops);
+	/* The empty slot, when there is one: after the records. */
+	for (i = 0; i < INT_REC_LEN; i++) {
+		__u32 j = INT_OPT_BASE_LEN + hops * INT_REC_LEN + i;
+
+		if (want > hops && j < INT_OPT_MAX_LEN)
+			buf[j] = 0;
+	}
 	for (k = INT_MAX_HOPS; k >= 0; k--) {
-		if ((__u32)k > hops)
+		if ((__u32)k > want)
 			continue;
+		recs = (__u32)k < hops ? (__u32)k : hops;
 		buf[1] = INT_OPT_BASE_LEN + k * INT_REC_LEN;
-		buf[4] = hdr | INT_HDR_ECHO | k |
-			 ((__u32)k < hops ? INT_HDR_OVERFLOW : 0);
+		buf[4] = hdr | INT_HDR_ECHO | recs |
+			 (recs < hops ? INT_HDR_OVERFLOW : 0);
 		if (!bpf_store_hdr_opt(skops, buf, INT_OPT_BASE_LEN +
 				       k * INT_REC_LEN, 0))
-			return hops - k;
+			return hops - recs;
 	}
 	return -1;
 }
@@ -228,7 +258,9 @@ static __always_inline void parse_echo(struct bpf_sock_ops *skops,
 {
 	struct int_echo_sock *es;
 	struct int_echo *e;
-	__u32 i, n = 0;
+	__u32 i, n = 0, qcn = 0;
+	struct int_qcn q;
+	const __u8 *rec;
 
 	es = bpf_sk_storage_get(&INT_ECHO_MAP_NAME, sk, 0,
 				BPF_SK_STORAGE_GET_F_CREATE);
@@ -238,14 +270,17 @@ static __always_inline void parse_echo(struct bpf_sock_ops *skops,
 	for (i = 0; i < INT_MAX_HOPS; i++) {
 		if (i >= hops)
 			break;
+		rec = buf + INT_OPT_BASE_LEN + i * INT_REC_LEN;
 		/* n <= i < INT_MAX_HOPS: valid records are kept in path order. */
-		if (n < INT_MAX_HOPS &&
-		    int_rec_decode(buf + INT_OPT_BASE_LEN + i * INT_REC_LEN,
-				   &e->hop[n]) == 0)
+		if (n < INT_MAX_HOPS && int_rec_decode(rec, &e->hop[n]) == 0) {
 			n++;
+		} else if (int_qcn_decode(rec, &q) == 0) {
+			int_echo_take_qcn(e, &q);
+			qcn++;
+		}
 	}
-	if (hops > n)
-		count(INT_CNT_BAD_RECORD, hops - n);
+	if (hops > n + qcn)
+		count(INT_CNT_BAD_RECORD, hops - n - qcn);
 	/* Records that are all invalid tell nothing: keep the last echo. */
 	if (hops && !n)
 		return;

@@ -5,7 +5,9 @@
  * leave it. Maps and the port model: switch_maps.h.
  *
  * int_switch_enqueue   tc egress on a switch port: bytes entering the
- *                      port's qdisc.
+ *                      port's qdisc; the QCN congestion point, which
+ *                      samples arrivals, and its feedback, written into
+ *                      the next ACK of the sampled flow.
  * int_switch_drop      kfree_skb tracepoint: bytes the qdisc dropped.
  * int_switch_xmit      net_dev_start_xmit tracepoint, where the qdisc hands
  *                      a packet to the port's driver: bytes transmitted,
@@ -112,6 +114,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } stamper SEC(".maps");
+
+/* QCN feedback waiting for an ACK of its flow (switch_maps.h); LRU so
+ * that flows that ended make room. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, QCN_MAX_PENDING);
+	__type(key, struct qcn_flow);
+	__type(value, struct qcn_note);
+} qcn_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct switch_global);
+} switch_globals SEC(".maps");
 
 /* Packets between the driver and the peer's ingress; LRU so that one that
  * never arrives (dropped on the way) ages out. */
@@ -241,49 +259,6 @@ static __always_inline void note_dev(__u32 idx, struct net_device *dev)
 #endif
 }
 
-#ifdef SWITCH_CLASSIC
-SEC("tc")
-int int_switch_enqueue(struct __sk_buff *skb)
-{
-	__u32 idx = port_slot, len = skb->wire_len;	/* qdisc_pkt_len */
-	struct port_state *st;
-	__u64 *d;
-
-	st = bpf_map_lookup_elem(&port_states, &idx);
-	d = bpf_map_lookup_elem(&port_devs, &idx);
-	if (!st || !d)
-		return TC_ACT_UNSPEC;
-	count_enqueue(st, len);
-	/* The packet is about to join the queue (a drop corrects it). Until a
-	 * packet has left, the port (attached idle) holds what entered. */
-	if (*d)
-		st->backlog = qdisc_backlog((struct net_device *)*d) + len;
-	else
-		st->backlog = READ_ONCE(st->backlog) + len;
-	return TC_ACT_UNSPEC;
-}
-#else
-SEC("tcx/egress")
-int int_switch_enqueue(struct __sk_buff *skb)
-{
-	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
-	struct net_device *dev = BPF_CORE_READ(kskb, dev);
-	struct port_state *st;
-	__u32 *idx, len;
-
-	idx = dev_slot(&egress_ports, dev);
-	if (!idx)
-		return TCX_NEXT;
-	st = bpf_map_lookup_elem(&port_states, idx);
-	if (!st)
-		return TCX_NEXT;
-	len = qdisc_len(kskb);
-	count_enqueue(st, len);
-	/* The packet is about to join the queue (a drop corrects it). */
-	st->backlog = qdisc_backlog(dev) + len;
-	return TCX_NEXT;
-}
-#endif
 
 /*
  * The key of a packet's snapshot, as the tracing programs see the packet.
@@ -416,53 +391,65 @@ static __always_inline int find_int_option(const __u8 *opts, __u32 optlen)
 	return -1;
 }
 
+/* What write_record did. */
+enum rec_result {
+	REC_WRITTEN,
+	REC_FULL,	/* every slot used (overflow flagged if asked) */
+	REC_NONE,	/* nothing written: no forward INT option we can
+			 * write, or one flagged full upstream */
+};
+
 /*
- * Write this port's record into the packet's INT option, if it carries a
- * valid forward option with a free slot; set the overflow flag if it is
- * full. The TCP checksum is patched word by word for what changed.
+ * Write a 7-byte record into the packet's INT option, if it carries a
+ * valid forward option (an echo, if echo) with a free slot; when it is
+ * full, set the overflow flag if flag_full. The TCP checksum is patched
+ * word by word for what changed.
  */
-static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
-				  struct port_state *st, __u8 rate_code,
-				  __u64 qlen, __u64 tx_bytes, __u64 now)
+static __always_inline enum rec_result write_record(struct __sk_buff *skb,
+						    struct pkt *p,
+						    const __u8 *rec,
+						    bool flag_full, bool echo)
 {
 	__u8 opts[TCP_MAX_OPTS] = {};
 	__u8 next[TCP_MAX_OPTS];
 	__u32 optlen = p->tcp_hlen - TCP_MIN_HLEN;
 	__u32 hdr_off, rec_off, base, i, w_old, w_new;
+	enum rec_result res;
 	__s64 diff = 0;
-	__u8 rec[INT_REC_LEN], hdr, hops;
+	__u8 hdr, hops;
 	int off, slots;
 
 	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
-		return;
+		return REC_NONE;
 	base = p->tcp_off + TCP_MIN_HLEN;
 	if (bpf_skb_load_bytes(skb, base, opts, optlen))
-		return;
+		return REC_NONE;
 	off = find_int_option(opts, optlen);
 	if (off < 0 || off > TCP_MAX_OPTS - INT_OPT_BASE_LEN)
-		return;
+		return REC_NONE;
 	slots = int_opt_slots(opts[off + 1]);
 	if (slots < 0)
-		return;
+		return REC_NONE;
 	hdr_off = off + 4;
 	hdr = opts[hdr_off];
 	hops = hdr & INT_HDR_HOPS_MASK;
 	if ((hdr >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
-	    (hdr & INT_HDR_ECHO) || hops > slots)
-		return;
+	    !(hdr & INT_HDR_ECHO) != !echo || hops > slots)
+		return REC_NONE;
 
 	__builtin_memcpy(next, opts, sizeof(next));
 	if (hops == slots) {
-		if (hdr & INT_HDR_OVERFLOW)
-			return;
+		if (!flag_full)
+			return REC_FULL;
+		if (hdr & INT_HDR_OVERFLOW)	/* flagged upstream: nothing to do */
+			return REC_NONE;
 		next[hdr_off] = hdr | INT_HDR_OVERFLOW;
-		__sync_fetch_and_add(&st->overflowed, 1);
+		res = REC_FULL;
 	} else {
 		rec_off = hdr_off + 1 + hops * INT_REC_LEN;
 		/* Inside the option, which lies inside opts: checked above. */
 		if (rec_off > TCP_MAX_OPTS - INT_REC_LEN)
-			return;
-		int_rec_encode(rec, rate_code, qlen, tx_bytes, now);
+			return REC_NONE;
 		for (i = 0; i < INT_REC_LEN; i++) {
 			__u32 j = rec_off + i;
 
@@ -470,7 +457,7 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 				next[j] = rec[i];
 		}
 		next[hdr_off] = hdr + 1;
-		__sync_fetch_and_add(&st->stamped, 1);
+		res = REC_WRITTEN;
 	}
 
 	/* TCP checksum words are 16-bit from the TCP header, so 4-aligned here. */
@@ -483,12 +470,215 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 			continue;
 		diff = bpf_csum_diff(&w_old, 4, &w_new, 4, (__wsum)diff);
 		if (diff < 0)
-			return;
+			return REC_NONE;
 		if (bpf_skb_store_bytes(skb, base + i * 4, &w_new, 4, 0))
-			return;
+			return REC_NONE;
 	}
 	bpf_l4_csum_replace(skb, p->tcp_off + TCP_CSUM_OFF, 0, (__u32)diff, 0);
+	return res;
 }
+
+/* Stamp this port's INT record (a full option gets its overflow flag). */
+static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
+				  struct port_state *st, __u8 rate_code,
+				  __u64 qlen, __u64 tx_bytes, __u64 now)
+{
+	__u8 rec[INT_REC_LEN];
+
+	int_rec_encode(rec, rate_code, qlen, tx_bytes, now);
+	switch (write_record(skb, p, rec, true, false)) {
+	case REC_WRITTEN:
+		__sync_fetch_and_add(&st->stamped, 1);
+		break;
+	case REC_FULL:
+		__sync_fetch_and_add(&st->overflowed, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* QCN's feedback weight w and Fb_max = (2w + 1) Qeq (switch_maps.h). */
+#define QCN_W		2
+/* Samples are qcn_sample * (85..115) / 100 bytes apart. */
+#define QCN_JITTER_PCT	15
+
+/* A TCP packet's flow as on the wire (addresses and ports, network order). */
+static __always_inline int flow_of(struct __sk_buff *skb, struct pkt *p,
+				   struct qcn_flow *f)
+{
+	__u32 addrs[2];
+	__u16 ports[2];
+
+	__builtin_memset(f, 0, sizeof(*f));
+	if (!p->tcp_off ||
+	    bpf_skb_load_bytes(skb, p->ip4_off + 12, addrs, sizeof(addrs)) ||
+	    bpf_skb_load_bytes(skb, p->tcp_off, ports, sizeof(ports)))
+		return -1;
+	f->saddr = addrs[0];
+	f->daddr = addrs[1];
+	f->sport = ports[0];
+	f->dport = ports[1];
+	return 0;
+}
+
+/*
+ * The QCN congestion point of port idx, for a packet of len bytes
+ * arriving with q bytes queued ahead of it (switch_maps.h). Exactly one
+ * packet crosses each sampling point, whichever CPU enqueues it: each
+ * takes its bytes from the credit atomically, and the one that takes it
+ * below 0 samples and adds the next interval (the overshoot carries over,
+ * so samples stay one per interval on average; a packet longer than an
+ * interval is sampled once and the credit restarts after it).
+ *
+ * Negative feedback goes to the sampled packet's source at once, as
+ * 802.1Qau's notification does, not through the queue with the packet:
+ * it waits in qcn_pending for the next ACK of the flow that leaves any
+ * port of the switch (qcn_carry), the newest replacing one not yet taken.
+ */
+static __always_inline void qcn_arrival(struct __sk_buff *skb,
+					struct port_state *st,
+					struct port_cfg *cfg, __u32 idx,
+					__u64 q, __u32 len)
+{
+	__u64 qeq = READ_ONCE(cfg->qcn_qeq), every = READ_ONCE(cfg->qcn_sample);
+	__u64 qold, fbmax, mag, seq;
+	__s64 before, after, next, fb;
+	struct qcn_note note = {};
+	struct qcn_flow f;
+	struct pkt p;
+
+	if (!qeq || !every)
+		return;
+	before = __sync_fetch_and_add(&st->qcn_credit, -(__s64)len);
+	after = before - (__s64)len;
+	if (before < 0 || after >= 0)
+		return;
+	next = every * (100 - QCN_JITTER_PCT +
+			bpf_get_prandom_u32() % (2 * QCN_JITTER_PCT + 1)) / 100;
+	__sync_fetch_and_add(&st->qcn_credit, after + next < 0 ? next - after : next);
+	seq = __sync_fetch_and_add(&st->qcn_sampled, 1) + 1;
+	qold = READ_ONCE(st->qcn_qold);
+	st->qcn_qold = q;
+	/* fb = -(Qoff + w Qdelta), |terms| < 2^34 */
+	fb = -(((__s64)q - (__s64)qeq) + QCN_W * ((__s64)q - (__s64)qold));
+	if (fb >= 0)
+		return;
+	fbmax = (2 * QCN_W + 1) * qeq;
+	mag = (__u64)(-fb);
+	if (mag > fbmax)
+		mag = fbmax;
+	mag = mag * INT_QCN_FB_MAX / fbmax;	/* fbmax >= 5 */
+	if (!mag)
+		return;
+	parse(skb, &p);
+	if (flow_of(skb, &p, &f)) {
+		__sync_fetch_and_add(&st->qcn_not_tcp, 1);
+		return;
+	}
+	int_qcn_encode(note.rec, mag, idx & INT_QCN_CP_MASK, seq, q);
+	note.ns = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&st->qcn_fb, 1);
+	if (bpf_map_update_elem(&qcn_pending, &f, &note, BPF_NOEXIST)) {
+		bpf_map_update_elem(&qcn_pending, &f, &note, BPF_ANY);
+		__sync_fetch_and_add(&st->qcn_replaced, 1);
+	}
+}
+
+/*
+ * A packet entering port st: when it is an ACK whose echo has a free slot
+ * (the receivers' agents leave one when a run has congestion points) and
+ * feedback waits for its flow, write the feedback into the echo.
+ */
+static __always_inline void qcn_carry(struct __sk_buff *skb,
+				      struct port_state *st)
+{
+	__u32 zero = 0;
+	struct switch_global *g = bpf_map_lookup_elem(&switch_globals, &zero);
+	struct qcn_flow f, data;
+	struct qcn_note *note;
+	struct pkt p;
+
+	if (!g || !READ_ONCE(g->qcn_on))
+		return;
+	parse(skb, &p);
+	if (flow_of(skb, &p, &f))
+		return;
+	/* The data flow this ACK answers. */
+	data.saddr = f.daddr;
+	data.daddr = f.saddr;
+	data.sport = f.dport;
+	data.dport = f.sport;
+	data.pad = 0;
+	note = bpf_map_lookup_elem(&qcn_pending, &data);
+	if (!note)
+		return;
+	if (bpf_ktime_get_ns() - note->ns > QCN_NOTE_MAX_AGE_NS) {
+		bpf_map_delete_elem(&qcn_pending, &data);
+		return;
+	}
+	if (write_record(skb, &p, note->rec, false, true) != REC_WRITTEN)
+		return;
+	bpf_map_delete_elem(&qcn_pending, &data);
+	__sync_fetch_and_add(&st->qcn_carried, 1);
+}
+
+#ifdef SWITCH_CLASSIC
+SEC("tc")
+int int_switch_enqueue(struct __sk_buff *skb)
+{
+	__u32 idx = port_slot, len = skb->wire_len;	/* qdisc_pkt_len */
+	struct port_state *st;
+	struct port_cfg *cfg;
+	__u64 *d, q;
+
+	st = bpf_map_lookup_elem(&port_states, &idx);
+	d = bpf_map_lookup_elem(&port_devs, &idx);
+	if (!st || !d)
+		return TC_ACT_UNSPEC;
+	count_enqueue(st, len);
+	/* The packet is about to join the queue (a drop corrects it). Until a
+	 * packet has left, the port (attached idle) holds what entered. */
+	if (*d)
+		q = qdisc_backlog((struct net_device *)*d);
+	else
+		q = READ_ONCE(st->backlog);
+	st->backlog = q + len;
+	cfg = bpf_map_lookup_elem(&port_cfgs, &idx);
+	if (cfg)
+		qcn_arrival(skb, st, cfg, idx, q, len);
+	qcn_carry(skb, st);
+	return TC_ACT_UNSPEC;
+}
+#else
+SEC("tcx/egress")
+int int_switch_enqueue(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
+	struct net_device *dev = BPF_CORE_READ(kskb, dev);
+	struct port_state *st;
+	struct port_cfg *cfg;
+	__u32 *idx, len;
+	__u64 q;
+
+	idx = dev_slot(&egress_ports, dev);
+	if (!idx)
+		return TCX_NEXT;
+	st = bpf_map_lookup_elem(&port_states, idx);
+	if (!st)
+		return TCX_NEXT;
+	len = qdisc_len(kskb);
+	count_enqueue(st, len);
+	/* The packet is about to join the queue (a drop corrects it). */
+	q = qdisc_backlog(dev);
+	st->backlog = q + len;
+	cfg = bpf_map_lookup_elem(&port_cfgs, idx);
+	if (cfg)
+		qcn_arrival(skb, st, cfg, *idx, q, len);
+	qcn_carry(skb, st);
+	return TCX_NEXT;
+}
+#endif
 
 /* A snapshot older than this belongs to another packet. */
 #define SNAP_MAX_AGE_NS	(1000 * 1000 * 1000ULL)

@@ -40,6 +40,16 @@ struct port_cfg {
 	__u32 rate_mbps;	/* port rate; stamped as int_rate_code(rate_mbps) */
 	__u32 ecn_pmax_ppm;	/* RED: probability at Kmax, ppm (<= 10^6) */
 	__u64 ecn_kmax;		/* RED: Kmax (> Kmin); 0 = step marking */
+	/*
+	 * QCN congestion point (802.1Qau, tcopt/README.md "QCN feedback"):
+	 * about every qcn_sample bytes entering the port (randomised by
+	 * +-15 %), with Q the bytes queued then and Qold at the last sample,
+	 * fb = -((Q - Qeq) + 2 (Q - Qold)); when negative, |fb| capped at
+	 * 5 Qeq and quantised to 6 bits is written into the packet's INT
+	 * option as a QCN record (none when it quantises to 0).
+	 */
+	__u32 qcn_qeq;		/* Qeq, bytes; 0 = no congestion point */
+	__u32 qcn_sample;	/* bytes between samples (150 KB) */
 };
 
 #define ECN_PPM		1000000U
@@ -63,6 +73,42 @@ struct port_state {
 	__u64 overflowed;	/* INT options found full: overflow flag set */
 	__u64 ce_marked;	/* packets CE-marked */
 	__u64 late;		/* reached the peer without a dequeue snapshot */
+	/* QCN congestion point */
+	__s64 qcn_credit;	/* bytes to go before the next sample */
+	__u64 qcn_qold;		/* Q at the last sample */
+	__u64 qcn_sampled;	/* samples taken */
+	__u64 qcn_fb;		/* negative feedback generated */
+	__u64 qcn_replaced;	/* ... replacing one still waiting for its ACK */
+	__u64 qcn_not_tcp;	/* samples of packets that are not TCP */
+	__u64 qcn_carried;	/* feedback written into an ACK leaving here */
+};
+
+/*
+ * QCN feedback waiting for an ACK of its flow (tcopt/README.md, "QCN
+ * feedback"): keyed by the sampled data packet's addresses and ports as
+ * they are on the wire, so an ACK looks it up with its own swapped.
+ */
+struct qcn_flow {
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+	__u32 pad;
+};
+
+struct qcn_note {
+	__u8 rec[8];		/* the QCN record (7 bytes) */
+	__u64 ns;		/* when the CP generated it */
+};
+
+#define QCN_MAX_PENDING		16384
+/* A note no ACK took within this long is dropped (counted nowhere). */
+#define QCN_NOTE_MAX_AGE_NS	(100 * 1000 * 1000ULL)
+
+/* switch_globals: one entry, written by the loader. */
+struct switch_global {
+	__u32 qcn_on;		/* some port is a congestion point */
+	__u32 pad;
 };
 
 /*

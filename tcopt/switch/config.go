@@ -37,12 +37,61 @@ type PortConfig struct {
 	// ECNRed marks with RED's profile instead (DCQCN); the zero value is
 	// none. At most one of ECNThreshold and ECNRed is set.
 	ECNRed RED
+	// QCN makes the port a QCN congestion point; the zero value is none.
+	QCN QCN
 }
 
-// Marking is the port's ECN marking profile.
+// Marking is the port's congestion feedback: ECN marking and QCN.
 func (p PortConfig) Marking() Marking {
-	return Marking{Threshold: p.ECNThreshold, RED: p.ECNRed}
+	return Marking{Threshold: p.ECNThreshold, RED: p.ECNRed, QCN: p.QCN}
 }
+
+// QCN is an IEEE 802.1Qau congestion point (the QCN paper's section II):
+// the port samples arriving packets about every Sample bytes (randomised
+// by +-15 %), computes fb = -((Q - Qeq) + 2 (Q - Qold)) from its queue Q
+// and the queue at the last sample, and when fb is negative writes |fb|,
+// capped at 5 Qeq and quantised to 6 bits, into the sampled packet's INT
+// option as a QCN feedback record (tcopt/README.md), which the receiver
+// echoes to the sender's reaction point (the qcn and qcn_t laws).
+type QCN struct {
+	Qeq units.Size // the equilibrium queue; 0: no congestion point
+	// Sample is the bytes between samples; 0 means DefaultQCNSample.
+	Sample units.Size
+	// Rate, when set, is the port rate Qeq and Sample are given for: each
+	// port scales them by its own rate / Rate. 0: the same bytes on every
+	// port.
+	Rate units.Rate
+}
+
+// DefaultQCNSample is the standard's sampling interval: 150 KB.
+const DefaultQCNSample = units.Size(150_000)
+
+// On reports whether the port is a congestion point.
+func (q QCN) On() bool { return q.Qeq != 0 }
+
+func (q QCN) validate() error {
+	if q == (QCN{}) {
+		return nil
+	}
+	if q.Qeq == 0 {
+		return fmt.Errorf("QCN congestion point: qeq is required")
+	}
+	if q.Rate == 0 && (q.Qeq > maxQCNBytes || q.sample() > maxQCNBytes) {
+		return fmt.Errorf("QCN congestion point: qeq %v and sample %v must be at most %v", q.Qeq, q.sample(), maxQCNBytes)
+	}
+	return nil
+}
+
+func (q QCN) sample() units.Size {
+	if q.Sample == 0 {
+		return DefaultQCNSample
+	}
+	return q.Sample
+}
+
+// maxQCNBytes bounds Qeq and the sampling interval (32-bit in the kernel;
+// a queue of 5 Qeq must stay measurable).
+const maxQCNBytes = units.Size(1 << 29)
 
 // RED is a probabilistic ECN marking profile, RED's shape as DCQCN's
 // switches use it: with q bytes queued behind a packet at dequeue, no mark
@@ -60,11 +109,13 @@ type RED struct {
 // On reports whether the profile is set (its zero value is none).
 func (r RED) On() bool { return r != RED{} }
 
-// A Marking is how a port CE-marks ECN-capable packets at dequeue: not at
-// all (the zero value), as a step above Threshold, or with a RED profile.
+// A Marking is how a port signals congestion: it CE-marks ECN-capable
+// packets at dequeue not at all (the zero value), as a step above
+// Threshold, or with a RED profile; and it may be a QCN congestion point.
 type Marking struct {
 	Threshold units.Size
 	RED       RED
+	QCN       QCN
 }
 
 // maxQueue is the largest queue the switch can measure: the root qdisc's
@@ -73,6 +124,9 @@ const maxQueue = units.Size(1<<32 - 1)
 
 // validate checks the profile itself, whatever the port.
 func (m Marking) validate() error {
+	if err := m.QCN.validate(); err != nil {
+		return err
+	}
 	if !m.RED.On() {
 		return nil
 	}
@@ -104,8 +158,14 @@ func (m Marking) Check(rate units.Rate) error {
 // this profile (switch_maps.h): RED's thresholds scaled to the port.
 func (m Marking) portCfg(rate units.Rate) (switchbpfPortCfg, error) {
 	pc := switchbpfPortCfg{EcnK: uint64(m.Threshold), RateMbps: rateMbps(rate)}
-	if err := m.validate(); err != nil || !m.RED.On() {
+	if err := m.validate(); err != nil {
 		return pc, err
+	}
+	if err := m.QCN.portCfg(&pc, rate); err != nil {
+		return pc, err
+	}
+	if !m.RED.On() {
+		return pc, nil
 	}
 	r := m.RED
 	kmin, kmax := uint64(r.Kmin), uint64(r.Kmax)
@@ -130,6 +190,32 @@ func (m Marking) portCfg(rate units.Rate) (switchbpfPortCfg, error) {
 	pc.EcnK, pc.EcnKmax = kmin, kmax
 	pc.EcnPmaxPpm = uint32(math.Round(r.Pmax * 1e6))
 	return pc, nil
+}
+
+// portCfg fills the congestion point's part of a port's configuration,
+// scaled to the port's rate when q.Rate is set.
+func (q QCN) portCfg(pc *switchbpfPortCfg, rate units.Rate) error {
+	if !q.On() {
+		return nil
+	}
+	qeq, every := uint64(q.Qeq), uint64(q.sample())
+	if q.Rate != 0 {
+		if rate == 0 {
+			return fmt.Errorf("QCN congestion point for %v ports: the port has no rate to scale it by", q.Rate)
+		}
+		var err error
+		if qeq, err = scaleBytes(qeq, rate, q.Rate); err == nil {
+			every, err = scaleBytes(every, rate, q.Rate)
+		}
+		if err != nil {
+			return fmt.Errorf("QCN congestion point scaled to %v: %w", rate, err)
+		}
+		if qeq == 0 || every == 0 || qeq > uint64(maxQCNBytes) || every > uint64(maxQCNBytes) {
+			return fmt.Errorf("QCN congestion point scaled to %v: qeq %dB and sample %dB must be in 1B..%v", rate, qeq, every, maxQCNBytes)
+		}
+	}
+	pc.QcnQeq, pc.QcnSample = uint32(qeq), uint32(every)
+	return nil
 }
 
 // scaleBytes is b * rate / ref, rounded down, without overflow.
@@ -215,7 +301,7 @@ func PortsFromPlan(p *topology.Plan, m Marking) []PortConfig {
 			ports = append(ports, PortConfig{
 				Node: end[0].Node, Iface: end[0].Iface,
 				PeerNode: end[1].Node, PeerIface: end[1].Iface,
-				Rate: l.Rate, ECNThreshold: m.Threshold, ECNRed: m.RED,
+				Rate: l.Rate, ECNThreshold: m.Threshold, ECNRed: m.RED, QCN: m.QCN,
 			})
 		}
 	}

@@ -85,9 +85,14 @@ func testEchoThroughHostAgent(t *testing.T, mode AttachMode) {
 // cgroup: sockets it opens from now on carry the option.
 func attachAgent(t testing.TB, id runid.ID) *agent.Agent {
 	t.Helper()
-	ag, err := agent.Attach(context.Background(), id, agent.Options{
-		EchoPinDir: filepath.Join(id.BPFDir(), "cc"),
-	})
+	return attachAgentWith(t, id, agent.Options{})
+}
+
+// attachAgentWith is attachAgent with options (its EchoPinDir is set).
+func attachAgentWith(t testing.TB, id runid.ID, opts agent.Options) *agent.Agent {
+	t.Helper()
+	opts.EchoPinDir = filepath.Join(id.BPFDir(), "cc")
+	ag, err := agent.Attach(context.Background(), id, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (o *objects) Close() error {
 	for _, p := range []*ebpf.Program{o.IntSwitchXmit, o.IntSwitchDrop} {
 		errs = append(errs, p.Close()) // nil-safe
 	}
-	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper} {
+	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper, o.QcnPending, o.SwitchGlobals} {
 		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
@@ -127,6 +127,10 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 		}
 	}
 
+	if err := s.setGlobals(); err != nil {
+		return nil, err
+	}
+
 	for _, tp := range []struct {
 		what string
 		prog *ebpf.Program
@@ -196,7 +200,8 @@ func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
 		"dequeue_ports": s.objs.DequeuePorts, "dequeued": s.objs.Dequeued,
 		"egress_ports": s.objs.EgressPorts, "port_cfgs": s.objs.PortCfgs,
 		"port_states": s.objs.PortStates, "port_devs": s.objs.PortDevs,
-		"stamper": s.objs.Stamper,
+		"stamper": s.objs.Stamper, "qcn_pending": s.objs.QcnPending,
+		"switch_globals": s.objs.SwitchGlobals,
 	}}
 	if s.mode != AttachClassic {
 		var p struct {
@@ -256,7 +261,22 @@ func (s *Switch) SetMarking(m Marking) error {
 		if err := s.objs.PortCfgs.Put(uint32(i), &cfgs[i]); err != nil {
 			return fmt.Errorf("set ECN marking of switch port %s/%s: %w", p.Node, p.Iface, err)
 		}
-		s.ports[i].ECNThreshold, s.ports[i].ECNRed = m.Threshold, m.RED
+		s.ports[i].ECNThreshold, s.ports[i].ECNRed, s.ports[i].QCN = m.Threshold, m.RED, m.QCN
+	}
+	return s.setGlobals()
+}
+
+// setGlobals tells the programs whether some port is a QCN congestion
+// point (only then do they look for ACKs to carry feedback).
+func (s *Switch) setGlobals() error {
+	var g switchbpfSwitchGlobal
+	for _, p := range s.ports {
+		if p.QCN.On() {
+			g.QcnOn = 1
+		}
+	}
+	if err := s.objs.SwitchGlobals.Put(uint32(0), &g); err != nil {
+		return fmt.Errorf("switch globals: %w", err)
 	}
 	return nil
 }
@@ -280,10 +300,16 @@ func (s *Switch) Markings() ([]Marking, error) {
 // markingOf reads a kernel port configuration back as a Marking, in bytes
 // (its Rate is 0: the thresholds are the port's own).
 func markingOf(pc switchbpfPortCfg) Marking {
+	var m Marking
 	if pc.EcnKmax == 0 {
-		return Marking{Threshold: units.Size(pc.EcnK)}
+		m.Threshold = units.Size(pc.EcnK)
+	} else {
+		m.RED = RED{Kmin: units.Size(pc.EcnK), Kmax: units.Size(pc.EcnKmax), Pmax: float64(pc.EcnPmaxPpm) / 1e6}
 	}
-	return Marking{RED: RED{Kmin: units.Size(pc.EcnK), Kmax: units.Size(pc.EcnKmax), Pmax: float64(pc.EcnPmaxPpm) / 1e6}}
+	if pc.QcnQeq != 0 {
+		m.QCN = QCN{Qeq: units.Size(pc.QcnQeq), Sample: units.Size(pc.QcnSample)}
+	}
+	return m
 }
 
 // Mode is how the switch's tc programs are attached: AttachTCX or
@@ -362,6 +388,11 @@ type PortStats struct {
 	Stamped        uint64 // INT records written
 	Overflowed     uint64 // full INT options flagged
 	CEMarked       uint64 // packets CE-marked
+	QCNSampled     uint64 // QCN congestion point: packets sampled
+	QCNFeedback    uint64 // ... negative feedback generated
+	QCNReplaced    uint64 // ... replacing one no ACK of its flow had taken yet
+	QCNNotTCP      uint64 // ... samples of packets without a TCP flow to answer
+	QCNCarried     uint64 // QCN feedback (any CP's) written into ACKs leaving here
 	// Late counts packets that reached the peer without a snapshot from
 	// the transmit tracepoint (a few in a thousand under load, cause
 	// unknown; or one evicted from the in-flight map): counted as
@@ -399,6 +430,8 @@ func (s *Switch) Stats() ([]PortStats, error) {
 			Dropped: r.DropBytes, DroppedPkts: r.DropPkts, Backlog: r.Backlog,
 			Stamped: r.Stamped, Overflowed: r.Overflowed,
 			CEMarked: r.CeMarked, Late: r.Late,
+			QCNSampled: r.QcnSampled, QCNFeedback: r.QcnFb, QCNReplaced: r.QcnReplaced,
+			QCNNotTCP: r.QcnNotTcp, QCNCarried: r.QcnCarried,
 		}
 	}
 	return out, nil

@@ -7,6 +7,8 @@
  *   S len                             -> int_opt_slots(len)
  *   R mbps                            -> int_rate_code(mbps)
  *   T later earlier                   -> int_tx_delta int_ts_delta
+ *   Q fb cp seq qlen                  -> 14 hex digits of int_qcn_encode
+ *   F hex14                           -> rc fb cp seq qlen of int_qcn_decode
  */
 #include <stdio.h>
 #include <linux/types.h>
@@ -20,6 +22,7 @@ int main(void)
 		unsigned long long a, b, c, d;
 		__u8 p[7];
 		struct int_hop h = { 0 };
+		struct int_qcn q = { 0 };
 		int i, rc;
 
 		switch (cmd) {
@@ -54,6 +57,22 @@ int main(void)
 			if (scanf("%llu %llu", &a, &b) != 2)
 				return 2;
 			printf("%u %u\n", int_tx_delta(a, b), int_ts_delta(a, b));
+			break;
+		case 'Q':
+			if (scanf("%llu %llu %llu %llu", &a, &b, &c, &d) != 4)
+				return 2;
+			int_qcn_encode(p, (__u8)a, (__u16)b, (__u16)c, d);
+			for (i = 0; i < 7; i++)
+				printf("%02x", p[i]);
+			printf("\n");
+			break;
+		case 'F':
+			if (scanf("%14llx", &a) != 1)
+				return 2;
+			for (i = 0; i < 7; i++)
+				p[i] = a >> (48 - 8 * i);
+			rc = int_qcn_decode(p, &q);
+			printf("%d %u %u %u %u\n", rc, q.fb, q.cp, q.seq, q.qlen);
 			break;
 		default:
 			return 2;

@@ -58,6 +58,10 @@ func (p *Programs) Stepper(params *law.Params) (law.Stepper, error) {
 		prog, pmap, smap = p.objs.TimelyStep, m.TimelyParamsMap, m.TimelyStateMap
 	case law.DCQCN:
 		prog, pmap, smap = p.objs.DcqcnStep, m.DcqcnParamsMap, m.DcqcnStateMap
+	case law.QCN:
+		prog, pmap, smap = p.objs.QcnStep, m.QcnParamsMap, m.QcnStateMap
+	case law.QCNT:
+		prog, pmap, smap = p.objs.QcntStep, m.QcntParamsMap, m.QcntStateMap
 	default:
 		return nil, fmt.Errorf("no BPF build of law %s", params.Law())
 	}
@@ -121,6 +125,7 @@ func (s *stepper) OnAck(a law.Ack) (law.Out, error) {
 			in.Echo.Hop[i].Qlen, in.Echo.Hop[i].TxBytes = h.Qlen, h.TxBytes
 			in.Echo.Hop[i].Ts, in.Echo.Hop[i].RateMbps = h.Ts, h.RateMbps
 		}
+		in.Echo.QcnCount, in.Echo.QcnKey, in.Echo.QcnFb = e.QCNCount, e.QCNKey, e.QCNFb
 	}
 	return s.run(&in)
 }

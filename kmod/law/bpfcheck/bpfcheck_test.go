@@ -12,7 +12,10 @@ import (
 
 // randomEvents is a wandering path: up to three hops whose queues and
 // rates change, echoes that go missing, repeat or get stale, RTT and ECN
-// samples; enough to drive every branch of every law.
+// samples, QCN feedback records (|Fb| 1..63, now and then several at
+// once, on echoes with and without hops), gaps up to many QCN timer
+// cycles and now and then megabytes acked; enough to drive every branch
+// of every law.
 func randomEvents(rng *rand.Rand, n int) []law.Event {
 	var ev []law.Event
 	var t uint64
@@ -23,8 +26,24 @@ func randomEvents(rng *rand.Rand, n int) []law.Event {
 	seq := uint32(0)
 	for i := 0; i < n; i++ {
 		dt := uint64(1000 + rng.IntN(20000))
+		switch rng.IntN(40) {
+		case 0:
+			dt = uint64(rng.IntN(20)) * 7500000 // QCN's timer cycles
+		case 1:
+			dt = uint64(rng.IntN(100)) * 2400000 // QCN-T's
+		}
 		t += dt
 		e := law.Event{Line: i + 1, TimeNs: t, Acked: uint32(rng.IntN(3) * 1448), RTTus: uint32(20 + rng.IntN(300))}
+		if rng.IntN(30) == 0 {
+			e.Acked = uint32(rng.IntN(4 << 20))
+		}
+		if rng.IntN(12) == 0 {
+			e.QCNFb = uint8(1 + rng.IntN(law.QCNFbMax))
+			if rng.IntN(5) == 0 {
+				n := seq + uint32(rng.IntN(3)) // now and then several records
+				e.QCNCount = &n
+			}
+		}
 		if rng.IntN(3) == 0 {
 			e.ECEBytes = e.Acked
 		}
@@ -81,6 +100,7 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		law    law.Law
 		params []string
 		events []law.Event
+		random bool
 	}
 	var runs []run
 	files := map[law.Law][]string{
@@ -89,10 +109,12 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		law.HPCC:          {"hpcc_2hop.csv"},
 		law.Swift:         {"swift_delay.csv"},
 		law.DCTCP:         {"dctcp_marks.csv"},
+		law.QCN:           {"qcn_feedback.csv"},
+		law.QCNT:          {"qcn_feedback.csv"},
 	}
 	for l, names := range files {
 		for _, n := range names {
-			runs = append(runs, run{l, nil, readTrace(t, n)})
+			runs = append(runs, run{l, nil, readTrace(t, n), false})
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -105,10 +127,14 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		law.Timely:        {nil, {"min_rtt_ns=100000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"}},
 		law.DCQCN: {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "alpha_ns=1000", "cnp_ns=0"},
 			{"byte_counter_bytes=0", "timer_ns=300000", "g_shift=0"}},
+		law.QCN: {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "timer_ns=100000", "gd_shift=6"},
+			{"byte_counter_bytes=0", "timer_ns=300000", "fast_recovery=0", "rai_kbps=50000", "min_rate_kbps=300000"}},
+		law.QCNT: {nil, {"timer_ns=50000", "hai_cycles=8", "fast_recovery=2"},
+			{"timer_ns=1000", "fast_recovery=100", "rhai_kbps=1", "gd_shift=16"}},
 	}
 	for l, vs := range variants {
 		for _, v := range vs {
-			runs = append(runs, run{l, v, randomEvents(rng, 400)})
+			runs = append(runs, run{l, v, randomEvents(rng, 400), true})
 		}
 	}
 	for _, r := range runs {
@@ -133,10 +159,22 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var cuts, rises int
 		for i := range user.Steps {
 			if user.Steps[i] != kern.Steps[i] {
 				t.Fatalf("%s %v step %d: user space %+v, BPF %+v", r.law, r.params, i, user.Steps[i], kern.Steps[i])
 			}
+			if user.Steps[i].Trace.Has(law.TrECE | law.TrDecrease) {
+				cuts++
+			}
+			if user.Steps[i].Trace.Has(law.TrIncrease) {
+				rises++
+			}
+		}
+		// the QCN laws' random replays take feedback and climb back: both
+		// paths compared
+		if r.law.UsesQCN() && r.random && (cuts < 10 || rises < 10) {
+			t.Errorf("%s %v: %d feedback cuts and %d increases: the events do not exercise it", r.law, r.params, cuts, rises)
 		}
 	}
 	t.Logf("%d replays identical in BPF and user space", len(runs))

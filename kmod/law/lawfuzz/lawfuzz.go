@@ -17,6 +17,9 @@ const char *__ubsan_default_options(void)
 	return "halt_on_error=1:abort_on_error=1:print_stacktrace=1";
 }
 
+// Where the QCN feedback fields start in struct int_echo.
+enum { lawfuzz_qcn_off = offsetof(struct int_echo, qcn_count) };
+
 static int lawfuzz_run(int law, const void *p, size_t np, const void *a, size_t na)
 {
 	return law_fuzz_run(law, (const __u8 *)p, np, (const __u8 *)a, na);
@@ -34,6 +37,10 @@ const Laws = int(C.LAW_ID_COUNT)
 
 // RecordSize is the number of bytes one fuzzed ACK takes.
 const RecordSize = int(C.LAW_FUZZ_REC)
+
+// EchoQCNOffset is where struct int_echo's QCN fields (qcn_count,
+// qcn_key, qcn_fb) start.
+const EchoQCNOffset = int(C.lawfuzz_qcn_off)
 
 // ParamsSize is the size of the largest parameter struct.
 const ParamsSize = int(C.sizeof_union_law_any_params)

@@ -10,16 +10,21 @@ import (
 )
 
 // Layout of one fuzz record (struct law_ack, a presence byte, struct
-// int_echo), natural alignment on 64-bit targets; the sizes are checked
-// against C's in TestRecordLayout.
+// int_echo: its head, the hop records, then the QCN feedback's count,
+// key, |Fb| and 7 bytes of padding), natural alignment on 64-bit
+// targets; the sizes are checked against C's in TestRecordLayout.
 const (
 	ackSize  = 48
-	echoSize = 16 + law.MaxHopsConst*16
+	qcnOff   = 16 + law.MaxHopsConst*16
+	echoSize = qcnOff + 16
 )
 
 func TestRecordLayout(t *testing.T) {
 	if RecordSize != ackSize+1+echoSize {
 		t.Fatalf("C record %d bytes, Go packer assumes %d", RecordSize, ackSize+1+echoSize)
+	}
+	if EchoQCNOffset != qcnOff {
+		t.Fatalf("C echo's QCN fields at %d, Go packer assumes %d", EchoQCNOffset, qcnOff)
 	}
 }
 
@@ -31,6 +36,8 @@ type fuzzAck struct {
 	count                                        uint32
 	nhops, eflags                                uint8
 	hops                                         [law.MaxHopsConst][4]uint32
+	qcnCount, qcnKey                             uint32
+	qcnFb                                        uint8
 }
 
 func (a *fuzzAck) pack(b []byte) []byte {
@@ -53,6 +60,9 @@ func (a *fuzzAck) pack(b []byte) []byte {
 			le.PutUint32(e[16+16*i+4*j:], v)
 		}
 	}
+	le.PutUint32(e[qcnOff:], a.qcnCount)
+	le.PutUint32(e[qcnOff+4:], a.qcnKey)
+	e[qcnOff+8] = a.qcnFb
 	return append(b, r...)
 }
 
@@ -121,6 +131,16 @@ func scenario(rng *rand.Rand, l law.Law, n int) (params, acks []byte) {
 		a.nhops = nh
 		if rng.IntN(3) > 0 {
 			a.count++
+		}
+		// QCN feedback: new records now and then (|Fb| 1..63, now and
+		// then 0 or above), the count sometimes jumping or going back
+		switch k := rng.IntN(40); {
+		case k < 3:
+			a.qcnCount++
+			a.qcnKey = rng.Uint32()
+			a.qcnFb = uint8(1 + rng.IntN(law.QCNFbMax))
+		case k == 3:
+			a.qcnCount, a.qcnFb = rng.Uint32(), uint8(rng.Uint32())
 		}
 		a.arrived = a.now - uint64(rng.IntN(10000))
 		if rng.IntN(30) == 0 {

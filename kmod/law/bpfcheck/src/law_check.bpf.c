@@ -54,6 +54,10 @@ ONE_ENTRY(timely_params_map, struct timely_params);
 ONE_ENTRY(timely_state_map, struct timely_state);
 ONE_ENTRY(dcqcn_params_map, struct dcqcn_params);
 ONE_ENTRY(dcqcn_state_map, struct dcqcn_state);
+ONE_ENTRY(qcn_params_map, struct qcn_params);
+ONE_ENTRY(qcn_state_map, struct qcn_state);
+ONE_ENTRY(qcnt_params_map, struct qcn_t_params);
+ONE_ENTRY(qcnt_state_map, struct qcn_t_state);
 
 #define LAW_STEP(prog, law, pmap, smap)					\
 SEC("syscall")								\
@@ -93,5 +97,7 @@ LAW_STEP(swift_step, swift, swift_params_map, swift_state_map)
 LAW_STEP(dctcp_step, dctcp, dctcp_params_map, dctcp_state_map)
 LAW_STEP(timely_step, timely, timely_params_map, timely_state_map)
 LAW_STEP(dcqcn_step, dcqcn, dcqcn_params_map, dcqcn_state_map)
+LAW_STEP(qcn_step, qcn, qcn_params_map, qcn_state_map)
+LAW_STEP(qcnt_step, qcn_t, qcnt_params_map, qcnt_state_map)
 
 char LICENSE[] SEC("license") = "GPL";
