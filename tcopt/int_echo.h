@@ -32,8 +32,8 @@ struct int_echo {
 
 /*
  * Take a QCN feedback record into the echo: a new one (another CP or sample
- * than the last taken) counts for the law; copies (the segments of one
- * sampled GSO packet, an echo repeated before new data) do not.
+ * than the last taken) counts for the law; a copy (two ACKs that took the
+ * same note on different CPUs at once) does not.
  */
 static inline void int_echo_take_qcn(struct int_echo *e,
 				     const struct int_qcn *q)

@@ -133,8 +133,9 @@ static inline int int_rec_decode(const __u8 *p, struct int_hop *h)
 /*
  * A QCN feedback record (tcopt/README.md, "QCN feedback"): rate code
  * INT_REC_QCN, which every INT reader ignores, then fb 6 | cp 12 | seq 16 |
- * qlen 15 | 2 zero bits. Written by a congestion point that sampled a
- * packet with negative feedback; echoed like the hop records.
+ * qlen 15 | 2 zero bits. A congestion point's negative feedback for a
+ * sampled packet's flow, written by a switch into the free slot of that
+ * flow's next ACK echo.
  */
 #define INT_REC_QCN		31
 #define INT_QCN_FB_MAX		63

@@ -61,8 +61,8 @@ func (n *INT) Add(file int, t int64, tcpOptions []byte) {
 		st.Overflow++
 	}
 	// Hop positions count valid hop records only: a QCN congestion
-	// point's record sits in a slot of its own, before the hop records
-	// of its port and of the ports after it (tcopt/README.md).
+	// point's record sits in a slot of its own among them (a switch
+	// writes it into an echo's free slot, tcopt/README.md).
 	hop := 0
 	for _, r := range o.Records {
 		if _, ok := r.QCN(); ok {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/cilium/ebpf"
+
+	"cclab/internal/bpfpin"
+	kbpf "cclab/kmod/bpf"
 )
 
 // Ensure makes the laws registered with the parameters the settings ask
@@ -99,7 +103,7 @@ func settingApplies(setting string, laws []string) bool {
 // cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
 // they close). When laws of another build that the run does not use hold
-// the shared maps in a layout this build cannot use, they are unregistered
+// a shared map in a layout this build cannot use, they are unregistered
 // too. It returns the laws it re-registered or unregistered.
 func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
 	want, have, err := wantAndHave(laws, settings, opts)
@@ -125,14 +129,12 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 	_, err = Ensure(ctx, laws, settings, opts)
 	if errors.Is(err, ebpf.ErrMapIncompatible) {
 		// Laws of another cclab build that this run does not use hold
-		// the shared maps, laid out as that build had them: unregister
-		// every such law (sockets using one keep it until they close),
-		// and the maps go with the last of them.
-		var others []string
-		for _, r := range have {
-			if r.Stale() && !slices.Contains(names, r.Name) {
-				others = append(others, r.Name)
-			}
+		// a shared map laid out as that build had it: unregister those
+		// (sockets using one keep it until they close), and the map goes
+		// with the last of them.
+		others, herr := staleHolders(want, have, names, opts)
+		if herr != nil {
+			return stale, errors.Join(err, herr)
 		}
 		if len(others) == 0 {
 			return stale, err
@@ -144,6 +146,63 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 		_, err = Ensure(ctx, laws, settings, opts)
 	}
 	return stale, err
+}
+
+// staleHolders names the registrations of another cclab build (not among
+// skip) that hold a shared map this build cannot use: those of laws whose
+// objects declare the map. A map of that kind held by a program that is no
+// law (an INT host agent of a run of that build) is an error: it goes when
+// that run ends.
+func staleHolders(want []Params, have []Registration, skip []string, opts Options) ([]string, error) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	spec, err := kbpf.Spec(want[0].Law)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := incompatibleShared(spec, opts.pinDir())
+	if err != nil || len(bad) == 0 {
+		return nil, err
+	}
+	used, err := bpfpin.Users()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range bad {
+		m, err := ebpf.LoadPinnedMap(filepath.Join(opts.pinDir(), name), nil)
+		if err != nil {
+			continue
+		}
+		info, ierr := m.Info()
+		m.Close()
+		if ierr != nil {
+			continue
+		}
+		id, _ := info.ID()
+		for typ := range used[id] {
+			if typ != ebpf.StructOps {
+				return nil, fmt.Errorf("the shared map %s of another cclab build is in use by a %v program (the INT host agent of a run of that build?): run again when it has ended", name, typ)
+			}
+		}
+	}
+	var out []string
+	for _, r := range have {
+		if !r.Stale() || slices.Contains(skip, r.Name) {
+			continue
+		}
+		rs, err := kbpf.Spec(r.Law)
+		if err != nil {
+			continue
+		}
+		for _, name := range bad {
+			if _, ok := rs.Maps[name]; ok {
+				out = append(out, r.Name)
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // wantAndHave resolves the parameters the settings ask for and lists what

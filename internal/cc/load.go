@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
+	"cclab/internal/bpfpin"
 	kbpf "cclab/kmod/bpf"
 )
 
@@ -329,21 +330,31 @@ func loadCollection(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection,
 	return coll, nil
 }
 
-// loadReplacingShared loads again after letting go of the shared maps no
-// loaded program uses: a map pinned by another cclab build, laid out as
-// that build had it, whose last users are gone (or going: the kernel frees
-// a detached struct_ops program some time after it is unregistered, so
-// this waits up to sharedRetry for them). A map still in use stays, and
-// the load fails as before.
+// loadReplacingShared loads again after letting go of the pinned shared
+// maps that spec cannot use (made by another cclab build, laid out as that
+// build had them) and that no loaded program uses any more (their last
+// users gone, or going: the kernel frees a detached struct_ops program
+// some time after it is unregistered, so this waits up to sharedRetry for
+// them). Compatible maps, and incompatible ones still in use, stay; the
+// load then fails as before.
 func loadReplacingShared(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collection, error) {
 	deadline := time.Now().Add(sharedRetry)
 	for {
-		busy, err := removeUnusedShared(pinDir)
+		stale, err := incompatibleShared(spec, pinDir)
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(pinDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create pin directory: %w", err)
+		used, err := bpfpin.Users()
+		if err != nil {
+			return nil, err
+		}
+		busy := false
+		for _, name := range stale {
+			users, err := bpfpin.UnpinUnused(filepath.Join(pinDir, name), used)
+			if err != nil {
+				return nil, err
+			}
+			busy = busy || len(users) > 0
 		}
 		coll, err := loadCollection(spec, pinDir)
 		if !errors.Is(err, ebpf.ErrMapIncompatible) || !busy || time.Now().After(deadline) {
@@ -351,6 +362,30 @@ func loadReplacingShared(spec *ebpf.CollectionSpec, pinDir string) (*ebpf.Collec
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// incompatibleShared names the shared maps pinned in pinDir that spec
+// declares differently.
+func incompatibleShared(spec *ebpf.CollectionSpec, pinDir string) ([]string, error) {
+	var out []string
+	for _, name := range sharedMaps {
+		ms, ok := spec.Maps[name]
+		if !ok {
+			continue
+		}
+		m, err := ebpf.LoadPinnedMap(filepath.Join(pinDir, name), nil)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open pinned %s: %w", name, err)
+		}
+		if ms.Compatible(m) != nil {
+			out = append(out, name)
+		}
+		m.Close()
+	}
+	return out, nil
 }
 
 // sharedRetry is how long loadReplacingShared waits for the programs of

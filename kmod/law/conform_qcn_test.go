@@ -171,7 +171,7 @@ func newQCNTrace(rng *rand.Rand, l Law, count map[string]int) qcnTrace {
 	lineKbps := mbps * 1000
 	r := &qcnRef{timerOnly: l == QCNT, f: 5, gdShift: 7, count: count}
 	if l == QCN {
-		r.timerT, r.byteB = 15000000, 153600
+		r.timerT, r.byteB = 15000000, 150000
 		if rng.Intn(3) != 0 {
 			r.timerT = uint64(logUniform(rng, 1000, 50e6))
 		}
@@ -422,9 +422,9 @@ func TestQCNSchedule(t *testing.T) {
 	want("feedback |Fb| 63", out)
 	for k := 1; k <= 5; k++ { // BC 1..5, T 0: fast recovery
 		step(0)
-		want(fmt.Sprintf("byte cycle %d", k), ack(c, t1+uint64(k)*1e6, 153600))
+		want(fmt.Sprintf("byte cycle %d", k), ack(c, t1+uint64(k)*1e6, 150000))
 	}
-	want("75 KB less one byte", ack(c, t1+6e6, 76799))
+	want("75 KB less one byte", ack(c, t1+6e6, 74999))
 	step(rai) // BC 6, T 0: active
 	want("byte cycle 6 (75 KB)", ack(c, t1+6e6+1, 1))
 	for k := 1; k <= 5; k++ { // T 1..5, BC 6: active
@@ -434,11 +434,11 @@ func TestQCNSchedule(t *testing.T) {
 	step(10 * rai) // T 6 (7.5 ms later), BC 6: i = 1
 	want("T 6, BC 6", ack(c, t1+82.5e6, 0))
 	step(10 * rai) // BC 7, T 6: i = min(7, 6) - 5 = 1
-	want("BC 7, T 6", ack(c, t1+82.5e6+1, 76800))
+	want("BC 7, T 6", ack(c, t1+82.5e6+1, 75000))
 	step(20 * rai) // T 7, BC 7: i = 2
 	want("T 7, BC 7", ack(c, t1+90e6, 0))
 	step(20 * rai) // BC 8, T 7: i = 2
-	want("BC 8, T 7", ack(c, t1+90e6+1, 76800))
+	want("BC 8, T 7", ack(c, t1+90e6+1, 75000))
 
 	// QCN-T: 2.4 ms cycles throughout, whatever is acked
 	c, _ = newCtl(t, QCNT)

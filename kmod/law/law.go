@@ -83,9 +83,10 @@ func (l Law) String() string {
 // (LAW_USES_ECN in kmod/bpf, CCLAB_LAW_USES_ECN in kmod).
 func (l Law) UsesECN() bool { return l == DCTCP || l == DCQCN }
 
-// UsesQCN reports whether the law reacts to QCN feedback: records a
-// congestion point writes into the INT option, which the receiver echoes
-// and the sender's host agent keeps in the echo (Echo.QCNCount, QCNFb).
+// UsesQCN reports whether the law reacts to QCN feedback: records of a
+// congestion point that a switch writes into the INT echo of the flow's
+// next ACK and the sender's host agent keeps in the echo (Echo.QCNCount,
+// QCNFb).
 func (l Law) UsesQCN() bool { return l == QCN || l == QCNT }
 
 // Signal says what the law's signal_ppm output carries.

@@ -198,7 +198,7 @@
 	  "R_HAI, the hyper-active step; 0 = 10*R_AI")
 
 #define QCN_PARAMS(P)								\
-	P(QCN, byte_counter_bytes, byte_counter_bytes, "bytes", 153600, 0,		\
+	P(QCN, byte_counter_bytes, byte_counter_bytes, "bytes", 150000, 0,		\
 	  1073741824, 0,							\
 	  "byte counter: an increase event per cycle of this many bytes acked, half after F cycles; 0 off (paper: 150 KB)") \
 	P(QCN, timer_ns, timer_ns, "ns", 15000000, 1000, 1000000000, 0,		\

@@ -26,8 +26,15 @@ import (
 // the laws and to concurrent tests), and checks Close leaves nothing.
 func attach(t *testing.T) (*Agent, runid.ID) {
 	t.Helper()
+	return attachWith(t, Options{})
+}
+
+// attachWith is attach with options (EchoPinDir is the run's own).
+func attachWith(t *testing.T, opts Options) (*Agent, runid.ID) {
+	t.Helper()
 	id := runid.New()
-	a, err := Attach(context.Background(), id, Options{EchoPinDir: filepath.Join(id.BPFDir(), "cc")})
+	opts.EchoPinDir = filepath.Join(id.BPFDir(), "cc")
+	a, err := Attach(context.Background(), id, opts)
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
 	}

@@ -16,9 +16,17 @@ import (
 // out-of-order segment (injected with a raw socket), so the receiver's ACK
 // carries a SACK block and has room for only 3 of the 5 echoed records. The
 // echo keeps the first 3 with O set, and the sender's storage gets them.
+//
+// With QCNSlot (a run with QCN congestion points) the empty slot for a
+// congestion point's feedback stays, zeroed, after the records, and a
+// record goes instead: 2 records and the slot.
 func TestEchoBesideSACK(t *testing.T) {
-	const port = 5040
-	w := newWarmConn(t, port, 64<<10, atReceiver)
+	t.Run("records", func(t *testing.T) { testEchoBesideSACK(t, 5040, Options{}, 3) })
+	t.Run("qcn slot", func(t *testing.T) { testEchoBesideSACK(t, 5041, Options{QCNSlot: true}, 2) })
+}
+
+func testEchoBesideSACK(t *testing.T, port int, opts Options, keep int) {
+	w := newWarmConnWith(t, port, 64<<10, atReceiver, opts)
 	a, p, capt, c, cport := w.a, w.p, w.capt, w.c, w.cport
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -37,7 +45,7 @@ func TestEchoBesideSACK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: port,
+	ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: uint16(port),
 		Seq: last.Ack + 10000, Ack: last.Seq, Flags: pkt.ACK | pkt.PSH, Window: 1000,
 		Options: fwd, Payload: bytes.Repeat([]byte{'x'}, 100)})
 	raw := rawSocket(t, p.snd)
@@ -48,13 +56,15 @@ func TestEchoBesideSACK(t *testing.T) {
 
 	// The receiver answers the hole with a SACK and the shortened echo.
 	var echo tcopt.Option
+	var rawEcho []byte
 	err = capt.Wait(ctx, func(frames []pkt.Frame) bool {
 		for _, f := range frames[n0:] {
 			s, err := pkt.Parse(f.IP())
 			if err != nil || s.Src != p.rcvIP || !hasSACK(s.Options) {
 				continue
 			}
-			if echo, err = tcopt.Parse(tcopt.Find(s.Options)); err == nil {
+			rawEcho = tcopt.Find(s.Options)
+			if echo, err = tcopt.Parse(rawEcho); err == nil {
 				return true
 			}
 		}
@@ -63,23 +73,27 @@ func TestEchoBesideSACK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no ACK with a SACK block and an echo: %v", err)
 	}
-	if !echo.Echo || !echo.Overflow || len(echo.Records) != 3 || echo.Slots != 3 {
-		t.Fatalf("echo beside SACK = %+v, want the first 3 records with O set", echo)
+	if !echo.Echo || !echo.Overflow || len(echo.Records) != keep || echo.Slots != 3 {
+		t.Fatalf("echo beside SACK = %+v, want the first %d records in 3 slots with O set", echo, keep)
 	}
 	for i := range echo.Records {
 		if echo.Records[i] != recs[i] {
 			t.Fatalf("echoed record %d = %+v, want %+v", i, echo.Records[i], recs[i])
 		}
 	}
+	// The slots after the records are empty (the QCN slot, zeroed).
+	if b := rawEcho[tcopt.BaseLen+keep*tcopt.RecLen:]; !bytes.Equal(b, make([]byte, len(b))) {
+		t.Fatalf("the slots after the %d records hold % x, want zeros", keep, b)
+	}
 	var e Echo
 	err = capt.Wait(ctx, func([]pkt.Frame) bool {
 		e, _, _ = a.Echo(fd)
-		return e.NHops == 3
+		return int(e.NHops) == keep
 	})
 	if err != nil || e.Flags != tcopt.HdrOvfl {
 		t.Fatalf("sender storage %+v (%v)", e, err)
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < keep; i++ {
 		if h, _ := recs[i].Hop(); e.Hop[i] != h {
 			t.Fatalf("stored hop %d = %+v, want %+v", i, e.Hop[i], h)
 		}

@@ -37,7 +37,13 @@ const (
 
 func newWarmConn(t *testing.T, port, n int, at captureAt) *warmConn {
 	t.Helper()
-	a, id := attach(t)
+	return newWarmConnWith(t, port, n, at, Options{})
+}
+
+// newWarmConnWith is newWarmConn with the agent's options.
+func newWarmConnWith(t *testing.T, port, n int, at captureAt, opts Options) *warmConn {
+	t.Helper()
+	a, id := attachWith(t, opts)
 	w := &warmConn{a: a, p: newPath(t, id, pathConfig{gso: true}), port: uint16(port)}
 	if err := a.AddProcess(os.Getpid()); err != nil {
 		t.Fatal(err)

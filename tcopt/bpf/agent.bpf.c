@@ -127,10 +127,16 @@ static __always_inline __u32 fwd_hops(const struct int_fwd *fwd)
 	return hops > INT_MAX_HOPS ? INT_MAX_HOPS : hops;
 }
 
-/* Slots an echo of hops records takes: one more, empty, for QCN. */
+/*
+ * Slots an echo of hops records takes: one more, empty, for QCN, which
+ * takes the place of the last record on a path of INT_MAX_HOPS stamping
+ * switches (a QCN law reads no hop records).
+ */
 static __always_inline __u32 echo_slots(__u32 hops)
 {
-	return hops + (qcn_echo_slot && hops < INT_MAX_HOPS ? 1 : 0);
+	if (!qcn_echo_slot)
+		return hops;
+	return hops < INT_MAX_HOPS ? hops + 1 : INT_MAX_HOPS;
 }
 
 static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
@@ -150,31 +156,32 @@ static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
 }
 
 /*
- * Write the echo in the largest length that fits, k slots: the records
- * first, then the empty QCN slot; short of room the empty slot goes
- * first, then the last records (O set). Returns the records dropped (0:
- * all echoed), or -1 when nothing fits.
+ * Write the echo in the largest length that fits, k slots: the records,
+ * then (qcn_echo_slot) the empty QCN slot, which stays while any slot
+ * does; short of room the last records go (O set). Returns the records
+ * dropped (0: all echoed), or -1 when nothing fits.
  */
 static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf)
 {
-	__u32 hops = buf[4] & INT_HDR_HOPS_MASK, want, recs, i;
+	__u32 hops = buf[4] & INT_HDR_HOPS_MASK, want, recs, spare, i;
 	__u8 hdr = buf[4] & ~INT_HDR_HOPS_MASK;
 	int k;
 
 	if (hops > INT_MAX_HOPS)
 		hops = INT_MAX_HOPS;
 	want = echo_slots(hops);
-	/* The empty slot, when there is one: after the records. */
-	for (i = 0; i < INT_REC_LEN; i++) {
-		__u32 j = INT_OPT_BASE_LEN + hops * INT_REC_LEN + i;
-
-		if (want > hops && j < INT_OPT_MAX_LEN)
-			buf[j] = 0;
-	}
 	for (k = INT_MAX_HOPS; k >= 0; k--) {
 		if ((__u32)k > want)
 			continue;
-		recs = (__u32)k < hops ? (__u32)k : hops;
+		spare = qcn_echo_slot && k > 0 ? 1 : 0;
+		recs = (__u32)k - spare < hops ? (__u32)k - spare : hops;
+		/* The empty slot, zeroed, right after the records. */
+		for (i = 0; i < INT_REC_LEN; i++) {
+			__u32 j = INT_OPT_BASE_LEN + recs * INT_REC_LEN + i;
+
+			if (spare && j < INT_OPT_MAX_LEN)
+				buf[j] = 0;
+		}
 		buf[1] = INT_OPT_BASE_LEN + k * INT_REC_LEN;
 		buf[4] = hdr | INT_HDR_ECHO | recs |
 			 (recs < hops ? INT_HDR_OVERFLOW : 0);

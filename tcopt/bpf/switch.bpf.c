@@ -522,6 +522,18 @@ static __always_inline int flow_of(struct __sk_buff *skb, struct pkt *p,
 	return 0;
 }
 
+/* Whether a TCP packet carries payload (IPv4 total length past the headers). */
+static __always_inline bool tcp_payload(struct __sk_buff *skb, struct pkt *p)
+{
+	__u16 tot;
+
+	if (bpf_skb_load_bytes(skb, p->ip4_off + 2, &tot, sizeof(tot)))
+		return false;
+	/* GSO skbs count the first segment's length or 0: either is data. */
+	return bpf_ntohs(tot) == 0 ||
+	       bpf_ntohs(tot) > p->tcp_off - p->ip4_off + p->tcp_hlen;
+}
+
 /*
  * The QCN congestion point of port idx, for a packet of len bytes
  * arriving with q bytes queued ahead of it (switch_maps.h). Exactly one
@@ -558,8 +570,7 @@ static __always_inline void qcn_arrival(struct __sk_buff *skb,
 			bpf_get_prandom_u32() % (2 * QCN_JITTER_PCT + 1)) / 100;
 	__sync_fetch_and_add(&st->qcn_credit, after + next < 0 ? next - after : next);
 	seq = __sync_fetch_and_add(&st->qcn_sampled, 1) + 1;
-	qold = READ_ONCE(st->qcn_qold);
-	st->qcn_qold = q;
+	qold = __sync_lock_test_and_set(&st->qcn_qold, q);
 	/* fb = -(Qoff + w Qdelta), |terms| < 2^34 */
 	fb = -(((__s64)q - (__s64)qeq) + QCN_W * ((__s64)q - (__s64)qold));
 	if (fb >= 0)
@@ -572,12 +583,14 @@ static __always_inline void qcn_arrival(struct __sk_buff *skb,
 	if (!mag)
 		return;
 	parse(skb, &p);
-	if (flow_of(skb, &p, &f)) {
-		__sync_fetch_and_add(&st->qcn_not_tcp, 1);
+	if (flow_of(skb, &p, &f) || !tcp_payload(skb, &p)) {
+		/* No data: no ACK of this flow will answer it. */
+		__sync_fetch_and_add(&st->qcn_no_data, 1);
 		return;
 	}
 	int_qcn_encode(note.rec, mag, idx & INT_QCN_CP_MASK, seq, q);
 	note.ns = bpf_ktime_get_ns();
+	note.flow = f;
 	__sync_fetch_and_add(&st->qcn_fb, 1);
 	if (bpf_map_update_elem(&qcn_pending, &f, &note, BPF_NOEXIST)) {
 		bpf_map_update_elem(&qcn_pending, &f, &note, BPF_ANY);
@@ -595,8 +608,8 @@ static __always_inline void qcn_carry(struct __sk_buff *skb,
 {
 	__u32 zero = 0;
 	struct switch_global *g = bpf_map_lookup_elem(&switch_globals, &zero);
+	struct qcn_note note, *pending;
 	struct qcn_flow f, data;
-	struct qcn_note *note;
 	struct pkt p;
 
 	if (!g || !READ_ONCE(g->qcn_on))
@@ -610,14 +623,26 @@ static __always_inline void qcn_carry(struct __sk_buff *skb,
 	data.sport = f.dport;
 	data.dport = f.sport;
 	data.pad = 0;
-	note = bpf_map_lookup_elem(&qcn_pending, &data);
-	if (!note)
+	/*
+	 * Copied, then checked: an LRU element is reused as soon as another
+	 * CPU deletes or replaces it, so a copy that names another flow is
+	 * not this flow's. (Between the lookup and the delete a newer note
+	 * of the same flow can arrive and go with it: the CP samples a flow
+	 * every few hundred microseconds at most, an ACK takes a note in
+	 * about one.)
+	 */
+	pending = bpf_map_lookup_elem(&qcn_pending, &data);
+	if (!pending)
 		return;
-	if (bpf_ktime_get_ns() - note->ns > QCN_NOTE_MAX_AGE_NS) {
+	__builtin_memcpy(&note, pending, sizeof(note));
+	if (note.flow.saddr != data.saddr || note.flow.daddr != data.daddr ||
+	    note.flow.sport != data.sport || note.flow.dport != data.dport)
+		return;
+	if (bpf_ktime_get_ns() - note.ns > QCN_NOTE_MAX_AGE_NS) {
 		bpf_map_delete_elem(&qcn_pending, &data);
 		return;
 	}
-	if (write_record(skb, &p, note->rec, false, true) != REC_WRITTEN)
+	if (write_record(skb, &p, note.rec, false, true) != REC_WRITTEN)
 		return;
 	bpf_map_delete_elem(&qcn_pending, &data);
 	__sync_fetch_and_add(&st->qcn_carried, 1);

@@ -45,8 +45,9 @@ struct port_cfg {
 	 * about every qcn_sample bytes entering the port (randomised by
 	 * +-15 %), with Q the bytes queued then and Qold at the last sample,
 	 * fb = -((Q - Qeq) + 2 (Q - Qold)); when negative, |fb| capped at
-	 * 5 Qeq and quantised to 6 bits is written into the packet's INT
-	 * option as a QCN record (none when it quantises to 0).
+	 * 5 Qeq and quantised to 6 bits becomes a QCN record kept for the
+	 * sampled packet's flow (qcn_pending), which a switch writes into the
+	 * free slot of the flow's next ACK echo (none when it quantises to 0).
 	 */
 	__u32 qcn_qeq;		/* Qeq, bytes; 0 = no congestion point */
 	__u32 qcn_sample;	/* bytes between samples (150 KB) */
@@ -79,7 +80,7 @@ struct port_state {
 	__u64 qcn_sampled;	/* samples taken */
 	__u64 qcn_fb;		/* negative feedback generated */
 	__u64 qcn_replaced;	/* ... replacing one still waiting for its ACK */
-	__u64 qcn_not_tcp;	/* samples of packets that are not TCP */
+	__u64 qcn_no_data;	/* negative samples of packets without TCP data */
 	__u64 qcn_carried;	/* feedback written into an ACK leaving here */
 };
 
@@ -99,6 +100,7 @@ struct qcn_flow {
 struct qcn_note {
 	__u8 rec[8];		/* the QCN record (7 bytes) */
 	__u64 ns;		/* when the CP generated it */
+	struct qcn_flow flow;	/* its key, to tell a reused element */
 };
 
 #define QCN_MAX_PENDING		16384

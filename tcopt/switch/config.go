@@ -49,10 +49,11 @@ func (p PortConfig) Marking() Marking {
 // QCN is an IEEE 802.1Qau congestion point (the QCN paper's section II):
 // the port samples arriving packets about every Sample bytes (randomised
 // by +-15 %), computes fb = -((Q - Qeq) + 2 (Q - Qold)) from its queue Q
-// and the queue at the last sample, and when fb is negative writes |fb|,
-// capped at 5 Qeq and quantised to 6 bits, into the sampled packet's INT
-// option as a QCN feedback record (tcopt/README.md), which the receiver
-// echoes to the sender's reaction point (the qcn and qcn_t laws).
+// and the queue at the last sample, and when fb is negative keeps |fb|,
+// capped at 5 Qeq and quantised to 6 bits, as a QCN feedback record
+// (tcopt/README.md) for the sampled packet's flow, which a switch writes
+// into the free slot of the flow's next ACK echo for the sender's reaction
+// point (the qcn and qcn_t laws).
 type QCN struct {
 	Qeq units.Size // the equilibrium queue; 0: no congestion point
 	// Sample is the bytes between samples; 0 means DefaultQCNSample.

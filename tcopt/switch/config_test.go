@@ -45,6 +45,14 @@ func TestConfigRejects(t *testing.T) {
 			return p
 		}()}}, "switch port s1/r1: ECN RED profile for 25Gbit ports: the port has no rate"},
 		"RED collapses on the port": {Config{Netns: ns, Ports: []PortConfig{withRED(ok, RED{Kmin: 100, Kmax: 110, Pmax: 0.2, Rate: units.Rate(25e9)})}}, "kmin 4B is not below kmax 4B"},
+		"QCN without qeq":           {Config{Netns: ns, Ports: []PortConfig{withQCN(ok, QCN{Sample: 150_000})}}, "qeq is required"},
+		"QCN qeq too large":         {Config{Netns: ns, Ports: []PortConfig{withQCN(ok, QCN{Qeq: 1 << 30})}}, "must be at most"},
+		"QCN no rate to scale by": {Config{Netns: ns, Ports: []PortConfig{func() PortConfig {
+			p := withQCN(ok, QCN{Qeq: 64_000, Rate: units.Rate(1e9)})
+			p.Rate = 0
+			return p
+		}()}}, "QCN congestion point for 1Gbit ports: the port has no rate"},
+		"QCN scaled to 0": {Config{Netns: ns, Ports: []PortConfig{withQCN(ok, QCN{Qeq: 10, Rate: units.Rate(100e9)})}}, "qeq 0B and sample 1500B must be in 1B.."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Attach(context.Background(), tc.cfg)
@@ -64,6 +72,11 @@ func withRED(p PortConfig, r RED) PortConfig {
 	return p
 }
 
+func withQCN(p PortConfig, q QCN) PortConfig {
+	p.QCN = q
+	return p
+}
+
 // The kernel's configuration of a port: the step threshold, or RED's
 // thresholds scaled to the port's rate (HPCC's 100KB/400KB at 25 Gbit/s:
 // 4KB/16KB at 1 Gbit/s) and its Pmax in ppm; none without marking.
@@ -79,12 +92,18 @@ func TestPortCfg(t *testing.T) {
 		{Marking{RED: hpccRED}, units.Rate(1e8), switchbpfPortCfg{EcnK: 400, EcnKmax: 1_600, EcnPmaxPpm: 200_000, RateMbps: 100}},
 		{Marking{RED: hpccRED}, units.Rate(100e9), switchbpfPortCfg{EcnK: 400_000, EcnKmax: 1_600_000, EcnPmaxPpm: 200_000, RateMbps: 100_000}},
 		{Marking{RED: RED{Kmin: 0, Kmax: 30_000, Pmax: 1}}, units.Rate(1e8), switchbpfPortCfg{EcnK: 0, EcnKmax: 30_000, EcnPmaxPpm: 1_000_000, RateMbps: 100}},
+		// QCN: the bytes as given; the standard's 150 KB when Sample is
+		// 0; scaled from a reference rate; beside a marking.
+		{Marking{QCN: QCN{Qeq: 64_000, Sample: 150_000}}, units.Rate(1e9), switchbpfPortCfg{RateMbps: 1000, QcnQeq: 64_000, QcnSample: 150_000}},
+		{Marking{QCN: QCN{Qeq: 64_000}}, units.Rate(1e9), switchbpfPortCfg{RateMbps: 1000, QcnQeq: 64_000, QcnSample: 150_000}},
+		{Marking{QCN: QCN{Qeq: 64_000, Sample: 150_000, Rate: units.Rate(1e9)}}, units.Rate(1e8), switchbpfPortCfg{RateMbps: 100, QcnQeq: 6_400, QcnSample: 15_000}},
+		{Marking{Threshold: 30_000, QCN: QCN{Qeq: 20_000, Sample: 100_000}}, units.Rate(1e8), switchbpfPortCfg{EcnK: 30_000, RateMbps: 100, QcnQeq: 20_000, QcnSample: 100_000}},
 	} {
 		got, err := c.m.portCfg(c.rate)
 		if err != nil || got != c.want {
 			t.Errorf("%+v at %v: %+v (%v), want %+v", c.m, c.rate, got, err, c.want)
 		}
-		if back := markingOf(got); c.m.RED.Rate == 0 && back != c.m {
+		if back := markingOf(got); c.m.RED.Rate == 0 && c.m.QCN.Rate == 0 && c.m.QCN.Sample != 0 && back != c.m {
 			t.Errorf("%+v read back as %+v", c.m, back)
 		}
 	}

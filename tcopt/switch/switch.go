@@ -391,7 +391,7 @@ type PortStats struct {
 	QCNSampled     uint64 // QCN congestion point: packets sampled
 	QCNFeedback    uint64 // ... negative feedback generated
 	QCNReplaced    uint64 // ... replacing one no ACK of its flow had taken yet
-	QCNNotTCP      uint64 // ... samples of packets without a TCP flow to answer
+	QCNNoData      uint64 // ... negative samples of packets without TCP data (no ACK carries them)
 	QCNCarried     uint64 // QCN feedback (any CP's) written into ACKs leaving here
 	// Late counts packets that reached the peer without a snapshot from
 	// the transmit tracepoint (a few in a thousand under load, cause
@@ -431,7 +431,7 @@ func (s *Switch) Stats() ([]PortStats, error) {
 			Stamped: r.Stamped, Overflowed: r.Overflowed,
 			CEMarked: r.CeMarked, Late: r.Late,
 			QCNSampled: r.QcnSampled, QCNFeedback: r.QcnFb, QCNReplaced: r.QcnReplaced,
-			QCNNotTCP: r.QcnNotTcp, QCNCarried: r.QcnCarried,
+			QCNNoData: r.QcnNoData, QCNCarried: r.QcnCarried,
 		}
 	}
 	return out, nil
