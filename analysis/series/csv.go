@@ -149,8 +149,8 @@ type Trace struct {
 	CC         string          `json:"cc"`
 	SignalName string          `json:"signal_name"`
 	Cwnd       []metrics.Point `json:"cwnd_bytes"`
-	Pacing     []metrics.Point `json:"pacing_bps"`
-	Signal     []metrics.Point `json:"signal"` // in the law's fixed-point scale (kmod/law/README.md)
+	Pacing     []metrics.Point `json:"pacing_bps"` // rows of a paced socket only
+	Signal     []metrics.Point `json:"signal"`     // in the law's fixed-point scale (kmod/law/README.md)
 }
 
 // ReadTraces reads cc_trace.csv, times shifted like ReadQueues.
@@ -166,9 +166,13 @@ func ReadTraces(path string, offset, origin int64) ([]Trace, error) {
 		if err != nil {
 			return err
 		}
-		pace, err := parseInt("pacing_bps", f("pacing_bps"))
-		if err != nil {
-			return err
+		// Empty when the socket is not paced (docs/run-directory.md).
+		var pace int64
+		paced := f("pacing_bps") != ""
+		if paced {
+			if pace, err = parseInt("pacing_bps", f("pacing_bps")); err != nil {
+				return err
+			}
 		}
 		sig, err := parseInt("signal", f("signal"))
 		if err != nil {
@@ -183,7 +187,9 @@ func ReadTraces(path string, offset, origin int64) ([]Trace, error) {
 		}
 		rel := time.Duration(t + offset - origin)
 		tr.Cwnd = append(tr.Cwnd, metrics.Point{T: rel, V: float64(cw)})
-		tr.Pacing = append(tr.Pacing, metrics.Point{T: rel, V: float64(pace)})
+		if paced {
+			tr.Pacing = append(tr.Pacing, metrics.Point{T: rel, V: float64(pace)})
+		}
 		tr.Signal = append(tr.Signal, metrics.Point{T: rel, V: float64(sig)})
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +68,32 @@ func TestQueuesAndCDF(t *testing.T) {
 	os.WriteFile(p, []byte("time_ns,node\n"), 0o644)
 	if _, err := ReadQueues(p, 0, 0); err == nil {
 		t.Fatal("missing columns accepted")
+	}
+}
+
+// cc_trace.csv leaves pacing_bps empty while a socket is not paced (DCTCP
+// always; the other laws before their first ACK): such rows have a window
+// and a signal but no pacing point.
+func TestReadTracesUnpacedRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cc_trace.csv")
+	if err := os.WriteFile(path, []byte(`time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name,note,law_cwnd_bytes,rtt_us,nhops
+1000,a:1-b:2,dctcp,2920,,0,alpha,INCREASE,1460,4407,0
+2000,a:1-b:2,dctcp,14600,,1000000,alpha,INIT,14600,0,0
+3000,c:1-d:2,hpcc,14600,80000000,500000,U,INIT,14600,0,1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trs, err := ReadTraces(path, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trs) != 2 || len(trs[0].Cwnd) != 2 || len(trs[0].Pacing) != 0 || len(trs[1].Pacing) != 1 || trs[1].Pacing[0].V != 80e6 {
+		t.Fatalf("traces %+v: want dctcp with 2 windows and no pacing, hpcc with one pacing point", trs)
+	}
+	if err := os.WriteFile(path, []byte("time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name\n1,a,x,1,fast,0,s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTraces(path, 0, 0); err == nil || !strings.Contains(err.Error(), `pacing_bps "fast": not an integer`) {
+		t.Fatalf("a malformed pacing rate: %v", err)
 	}
 }
