@@ -63,6 +63,10 @@ type Limits struct {
 	// RTTDriftAbs) of the floor the laws' parameters came from.
 	RTTDrift    float64       `json:"rtt_drift"`
 	RTTDriftAbs time.Duration `json:"rtt_drift_abs_ns"`
+	// Stolen: the share of all CPU time the hypervisor may take from the
+	// run's CPUs. Above it the machine was not the run's own: a stolen
+	// millisecond stops every packet, timer and delay line at once.
+	Stolen float64 `json:"stolen_share"`
 }
 
 // DefaultLimits are cclab's bounds.
@@ -77,6 +81,7 @@ func DefaultLimits() Limits {
 		CPUShare99: 0.15, CPUAbs99: 100 * time.Microsecond,
 		RTTInflation: 0.25,
 		RTTDrift:     0.10, RTTDriftAbs: 20 * time.Microsecond,
+		Stolen: 0.01,
 	}
 }
 
@@ -207,6 +212,8 @@ func cpu(in Inputs, lim Limits, add func(Check)) {
 	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: limit, Unit: "share of windows", OK: c.SaturatedShare <= limit,
 		Detail: fmt.Sprintf("packet processing saturated %.0f%% of %d windows (packet CPUs %v: softirq %.0f%%, busiest window %.0f%%, busy with anything in %.0f%% of windows; backlog median %d, max %d packets)",
 			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
+	add(Check{Name: "CPU stolen", Value: c.Stolen, Limit: lim.Stolen, Unit: "share of CPU time", OK: c.Stolen <= lim.Stolen,
+		Detail: fmt.Sprintf("the hypervisor took %.2f%% of the CPUs' time (one CPU's worst window %.0f%%)", 100*c.Stolen, 100*c.MaxStolenOneCPU)})
 	cpuQueue(in, lim, add)
 	sn := in.Health.Softnet
 	add(Check{Name: "CPU backlog", Value: float64(sn.Dropped), Limit: 0, Unit: "packets dropped", OK: sn.Dropped == 0,

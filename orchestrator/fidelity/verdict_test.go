@@ -62,6 +62,8 @@ func TestVerdictBounds(t *testing.T) {
 		{"saturated 30 % with the probe", func(in *Inputs) { in.Health.CPU.SaturatedShare = 0.3 }, "CPU saturation"},
 		{"saturated 6 % without the probe", func(in *Inputs) { in.Health.CPU.SaturatedShare, in.CPUQueue = 0.06, nil }, "CPU saturation"},
 		{"a backlog drop", func(in *Inputs) { in.Health.Softnet.Dropped = 1 }, "CPU backlog"},
+		{"1 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.01 }, ""},
+		{"3 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.03 }, "CPU stolen"},
 	}
 	for _, c := range cases {
 		in := inputs()

@@ -8,8 +8,10 @@ import (
 	"strings"
 )
 
-// cpuTimes are the jiffies of one /proc/stat cpu line.
-type cpuTimes struct{ busy, softirq, total uint64 }
+// cpuTimes are the jiffies of one /proc/stat cpu line. steal is the time
+// the hypervisor ran something else while this CPU wanted to run: counted
+// in busy and total too, since the CPU was not idle.
+type cpuTimes struct{ busy, softirq, steal, total uint64 }
 
 // readCPU returns the aggregate line and one entry per CPU.
 func readCPU() (all cpuTimes, per []cpuTimes, err error) {
@@ -30,6 +32,7 @@ func readCPU() (all cpuTimes, per []cpuTimes, err error) {
 			if i >= 7 { // steal, guest, guest_nice: guest is counted in user already
 				if i == 7 {
 					t.busy += v
+					t.steal += v
 					t.total += v
 				}
 				continue
@@ -56,6 +59,15 @@ func frac(a, b cpuTimes) float64 {
 		return 0
 	}
 	return float64(b.busy-a.busy) / float64(b.total-a.total)
+}
+
+// stealFrac is the share of all CPU time the hypervisor took between a
+// and b.
+func stealFrac(a, b cpuTimes) float64 {
+	if b.total <= a.total {
+		return 0
+	}
+	return float64(b.steal-a.steal) / float64(b.total-a.total)
 }
 
 // softFrac is the share of all CPU time spent in softirq (packet
@@ -98,5 +110,12 @@ type CPU struct {
 	// run and in its busiest window: the kernel's packet processing.
 	Softirq    float64 `json:"softirq_share"`
 	MaxSoftirq float64 `json:"max_softirq_share"`
-	Windows    int     `json:"windows"`
+	// Stolen is the share of all CPU time the hypervisor gave to others
+	// while these CPUs wanted to run, over the run; MaxStolenOneCPU the
+	// largest share of one CPU in one window. A stolen millisecond is a
+	// millisecond in which no packet, timer or delay line moved: on a
+	// machine that is not its own, lateness follows.
+	Stolen          float64 `json:"stolen_share"`
+	MaxStolenOneCPU float64 `json:"max_stolen_share_one_cpu"`
+	Windows         int     `json:"windows"`
 }

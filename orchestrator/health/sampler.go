@@ -136,6 +136,7 @@ func (s *Sampler) loop() {
 			if a, p, err := readCPU(); err == nil {
 				s.cpu.MeanBusy = frac(s.first, a)
 				s.cpu.Softirq = softFrac(s.first, a)
+				s.cpu.Stolen = stealFrac(s.first, a)
 				s.cpu.PacketSoftirq = softFrac(s.pktFirst, s.packetCPUs(p))
 			}
 			return
@@ -158,6 +159,7 @@ func (s *Sampler) loop() {
 				s.backlogs = append(s.backlogs, sn.backlog)
 				for i := range min(len(p), len(per)) {
 					s.cpu.MaxOneCPU = max(s.cpu.MaxOneCPU, frac(per[i], p[i]))
+					s.cpu.MaxStolenOneCPU = max(s.cpu.MaxStolenOneCPU, stealFrac(per[i], p[i]))
 				}
 				s.cpu.Windows++
 				s.cur, per = a, p
