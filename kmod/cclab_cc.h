@@ -167,11 +167,20 @@ static void cclab_cc_apply(struct sock *sk, struct cclab_cc_sk *c,
 	struct tcp_sock *tp = tcp_sk(sk);
 	u64 segs = glue_loss_envelope(&c->loss, out->cwnd_segs, acked_segs,
 				      inet_csk(sk)->icsk_ca_state);
+	u64 rate;
 
 	tcp_snd_cwnd_set(tp, glue_clamp_cwnd(segs, tp->snd_cwnd_clamp));
-	if (out->pacing_rate != LAW_PACING_NONE)
-		WRITE_ONCE(sk->sk_pacing_rate,
-			   min_t(u64, out->pacing_rate, READ_ONCE(sk->sk_max_pacing_rate)));
+	if (out->pacing_rate != LAW_PACING_NONE) {
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+		rate = out->pacing_rate;
+	} else {
+		/* Unpaced (Swift above one segment): the kernel's own
+		 * estimate for TSQ and TSO sizing (kmod/law/glue.h). */
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED, SK_PACING_NONE);
+		rate = glue_unpaced_rate(tp->mss_cache, tcp_snd_cwnd(tp), tp->packets_out,
+					 tp->snd_ssthresh, tp->srtt_us);
+	}
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate)));
 	c->pacing_rate = out->pacing_rate;
 	c->signal_ppm = out->signal_ppm;
 }
@@ -196,10 +205,8 @@ static void cclab_cc_init(struct sock *sk)
 	LAW(_init)(&c->st, &cclab_params, tp->snd_nxt, tp->mss_cache, &out);
 	c->bytes_acked = tp->bytes_acked;
 	c->prior_rcv_nxt = tp->rcv_nxt;
+	/* TCP paces at the law's rate when no fq qdisc does it. */
 	cclab_cc_apply(sk, c, &out, 0);
-	/* Let TCP pace at the law's rate when no fq qdisc does it. */
-	if (out.pacing_rate != LAW_PACING_NONE)
-		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }
 
 static void cclab_cc_release(struct sock *sk)
@@ -243,6 +250,8 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 		ack.flags |= LAW_ACK_ECE;
 		c->ece = 0;
 	}
+	if (!tcp_is_cwnd_limited(sk))
+		ack.flags |= LAW_ACK_NOT_CWND_LIMITED;
 	c->bytes_acked = tp->bytes_acked;
 	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
 	cclab_cc_apply(sk, c, &out, rs->acked_sacked);

@@ -82,6 +82,27 @@ static __always_inline void cclab_pacing_enable(struct sock *sk)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
 }
 
+/*
+ * The kernel's tcp_is_cwnd_limited(): the window limited sending in the
+ * last window of data, or, in slow start, it is below twice the most that
+ * was in flight. is_cwnd_limited is a bitfield: CO-RE finds its bit.
+ */
+static __always_inline int cclab_cwnd_limited(struct tcp_sock *tp)
+{
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return 1;
+	if (tp->snd_cwnd < tp->snd_ssthresh)
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return 0;
+}
+
+/* Back to the kernel's choice when the law stops pacing (not fq's). */
+static __always_inline void cclab_pacing_disable(struct sock *sk)
+{
+	if (sk->sk_pacing_status == SK_PACING_NEEDED)
+		sk->sk_pacing_status = SK_PACING_NONE;
+}
+
 static __always_inline void cclab_set_pacing_rate(struct sock *sk, __u64 bytes_per_sec)
 {
 	if (bytes_per_sec > sk->sk_max_pacing_rate)

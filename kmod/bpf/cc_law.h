@@ -21,7 +21,9 @@
  * with the module build.
  *
  * cong_control, unlike cong_avoid, leaves sk_pacing_rate alone (the kernel
- * skips tcp_update_pacing_rate()), so the law's rate stays in force.
+ * skips tcp_update_pacing_rate()), so the law's rate stays in force; for
+ * a law that does not pace the glue sets the kernel's estimate itself
+ * (glue_unpaced_rate(), kmod/law/glue.h).
  */
 #ifndef CCLAB_CC_LAW_H
 #define CCLAB_CC_LAW_H
@@ -190,9 +192,13 @@ static __always_inline void cclab_apply(struct sock *sk, struct cclab_sock *cs,
 	if (out->pacing_rate != LAW_PACING_NONE) {
 		cclab_pacing_enable(sk);
 		cclab_set_pacing_rate(sk, out->pacing_rate);
-	} else if (sk->sk_pacing_status == SK_PACING_NEEDED) {
-		/* The law stopped pacing (Swift above one segment). */
-		sk->sk_pacing_rate = ~0UL;
+	} else {
+		/* Unpaced (DCTCP; Swift above one segment): the kernel's own
+		 * estimate for TSQ and TSO sizing (kmod/law/glue.h). */
+		cclab_pacing_disable(sk);
+		cclab_set_pacing_rate(sk, glue_unpaced_rate(tp->mss_cache, tp->snd_cwnd,
+							    tp->packets_out, tp->snd_ssthresh,
+							    tp->srtt_us));
 	}
 }
 
@@ -248,6 +254,8 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 		a.flags |= LAW_ACK_ECE;
 		cs->ece = 0;
 	}
+	if (!cclab_cwnd_limited(tp))
+		a.flags |= LAW_ACK_NOT_CWND_LIMITED;
 	a.cwnd_segs = tp->snd_cwnd;
 	a.mss = tp->mss_cache;
 	rtt_us = rs->rtt_us;

@@ -7,7 +7,8 @@
  *	on the first ECN-Echo of a window: cwnd = cwnd * (1 - alpha / 2),
  *	  then no further cut until that window (snd_nxt at the cut) is acked;
  *	otherwise Reno growth: slow start below ssthresh, then one segment
- *	  per window.
+ *	  per window, only while the window limits sending
+ *	  (LAW_ACK_NOT_CWND_LIMITED clear), as the kernel's Reno.
  * Losses are the glue's (the kernel's ssthresh path). No pacing.
  * Included by law.h.
  */
@@ -116,6 +117,8 @@ LAW_INLINE void dctcp_on_ack(struct dctcp_state *s, const struct dctcp_params *p
 		s->cwr_end = ack->snd_nxt;
 		s->in_cwr = 1;
 		s->ca_acc = 0;
+	} else if (ack->flags & LAW_ACK_NOT_CWND_LIMITED) {
+		out->trace |= LAW_TR_HOLD;
 	} else if (!s->in_cwr && acked) {
 		if (s->cwnd < s->ssthresh) {
 			s->cwnd = law_min64(s->cwnd + acked, s->ssthresh);

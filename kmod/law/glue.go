@@ -40,3 +40,9 @@ func (g *LossEnvelope) Active() (bool, uint32) { return g.c.cap != 0, uint32(g.c
 
 // Ssthresh is glue_ssthresh.
 func Ssthresh(sndCwnd uint32) uint32 { return uint32(C.glue_ssthresh(C.__u32(sndCwnd))) }
+
+// UnpacedRate is glue_unpaced_rate: the kernel's pacing-rate estimate of
+// an unpaced socket, bytes/s (srtt8 is tcp_sock.srtt_us, microseconds << 3).
+func UnpacedRate(mss, sndCwnd, packetsOut, sndSsthresh, srtt8 uint32) uint64 {
+	return uint64(C.glue_unpaced_rate(C.__u32(mss), C.__u32(sndCwnd), C.__u32(packetsOut), C.__u32(sndSsthresh), C.__u32(srtt8)))
+}

@@ -26,7 +26,15 @@
  *
  * ECN: the laws that read marks (DCTCP, DCQCN) get them in law_ack; CWR is the
  * kernel's. Pacing: the law's rate when it paces (law_out.pacing_rate),
- * bounded by the socket's maximum, else the socket's own.
+ * bounded by the socket's maximum. A law that does not pace (DCTCP, Swift
+ * above one segment) leaves the socket unpaced, but its sk_pacing_rate is
+ * still the kernel's estimate, glue_unpaced_rate(): both builds replace
+ * cong_avoid with cong_control, which makes the kernel skip
+ * tcp_update_pacing_rate(), and the rate would stay at its initial ~0
+ * (unlimited). TCP small queues and TSO autosizing read it: unlimited, one
+ * socket may hold tcp_limit_output_bytes (1-4 MB) in its host's NIC queue
+ * (1 MB: 80 ms at 100 Mbit/s), where no switch marks or stamps it, and
+ * every skb is 64 KB.
  *
  * Trace: per ACK both builds record struct glue_trace, the same fields
  * with the same meaning (the eBPF build in its ring-buffer record, the
@@ -157,6 +165,30 @@ LAW_INLINE __u32 glue_ssthresh(__u32 snd_cwnd)
 	__u32 half = snd_cwnd >> 1;
 
 	return half > GLUE_CWND_MIN ? half : GLUE_CWND_MIN;
+}
+
+/*
+ * The pacing rate the kernel keeps for an unpaced socket (what
+ * tcp_update_pacing_rate() computes), in bytes/s: the window over the
+ * smoothed RTT, doubled in slow start (cwnd below half of ssthresh), 1.2x
+ * after. srtt8 is tcp_sock.srtt_us (microseconds << 3); 0 = no sample yet:
+ * unlimited, as the kernel's rate before its first sample.
+ */
+#define GLUE_RATE_SS_PCT	200
+#define GLUE_RATE_CA_PCT	120
+
+LAW_INLINE __u64 glue_unpaced_rate(__u32 mss, __u32 snd_cwnd, __u32 packets_out,
+				   __u32 snd_ssthresh, __u32 srtt8)
+{
+	__u64 segs = snd_cwnd > packets_out ? snd_cwnd : packets_out;
+	__u64 pct = snd_cwnd < snd_ssthresh / 2 ? GLUE_RATE_SS_PCT : GLUE_RATE_CA_PCT;
+
+	if (!srtt8)
+		return ~0ULL;
+	if (segs > GLUE_SEGS_MAX)	/* mss * segs * 8e6 stays below 2^64 */
+		segs = GLUE_SEGS_MAX;
+	/* bytes over srtt8 (us << 3): bytes/s at 100 %, then the factor */
+	return (__u64)mss * segs * (8 * 1000000) / srtt8 * pct / 100;
 }
 
 /* undo_cwnd callback: as Reno, the window before the loss. */

@@ -75,3 +75,29 @@ func TestGlueClamp(t *testing.T) {
 		t.Errorf("ssthresh(3) %d ssthresh(100) %d", Ssthresh(3), Ssthresh(100))
 	}
 }
+
+// An unpaced socket's rate is the kernel's tcp_update_pacing_rate(): the
+// window over the smoothed RTT, 2x in slow start and 1.2x after.
+func TestGlueUnpacedRate(t *testing.T) {
+	const srtt = 12000 << 3 // 12 ms
+	cases := []struct {
+		name                          string
+		mss, cwnd, inflight, ssthresh uint32
+		srtt8                         uint32
+		want                          uint64
+	}{
+		// 100 segments per 12 ms: 12.07 MB/s, x1.2 after slow start.
+		{"congestion avoidance", 1448, 100, 90, 150, srtt, 1448 * 100 * 1000 / 12 * 12 / 10},
+		{"slow start", 1448, 100, 90, 0x7fffffff, srtt, 1448 * 100 * 1000 / 12 * 2},
+		{"more in flight than the window", 1448, 100, 140, 150, srtt, 1448 * 140 * 1000 / 12 * 12 / 10},
+		{"no RTT sample", 1448, 10, 0, 0x7fffffff, 0, ^uint64(0)},
+		// Loopback's MSS and a window beyond 16 bits: no overflow.
+		{"64 KB segments, a huge window", 65483, 1 << 30, 0, 0, 8, 65483 * 0xffff * 1000000 * 12 / 10},
+	}
+	for _, c := range cases {
+		got := UnpacedRate(c.mss, c.cwnd, c.inflight, c.ssthresh, c.srtt8)
+		if diff := int64(got - c.want); diff < -1 || diff > 1 {
+			t.Errorf("%s: %d B/s, want %d", c.name, got, c.want)
+		}
+	}
+}

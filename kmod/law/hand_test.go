@@ -197,6 +197,22 @@ func TestHandDCTCPAlpha(t *testing.T) {
 	wantStep(t, res.Steps[3], 8461, 910157, TrRTT|TrECE)
 }
 
+// DCTCP grows only while its window limits sending, as the kernel's Reno:
+// in slow start 14480 + 1448 = 15928, then an ACK on which TCP small
+// queues, not the window, held the socket back leaves it there (hold),
+// and the next, window-limited, grows it again.
+func TestHandDCTCPHoldsAnUnusedWindow(t *testing.T) {
+	ev := []Event{
+		{TimeNs: 10000, Acked: 1448},
+		{TimeNs: 20000, Acked: 1448, NotCwndLimited: true},
+		{TimeNs: 30000, Acked: 1448},
+	}
+	res := replayEvents(t, DCTCP, ev)
+	wantStep(t, res.Steps[1], 15928, 937500, TrRTT|TrIncrease)
+	wantStep(t, res.Steps[2], 15928, 937500, TrHold)
+	wantStep(t, res.Steps[3], 17376, 937500, TrIncrease)
+}
+
 // VAI on HPCC: one hop at 100 Gbit/s (B*T = 625000 B) with a 51200 B
 // queue and no transmission: u = 51200 / 625000 = 0.08192, U = 0.2 * u =
 // 16384 ppm < eta: an AI step. The RTT ends on this ACK with the queue

@@ -299,7 +299,9 @@ type Ack struct {
 	SndUna     uint32
 	RTTus      uint32
 	ECE        bool
-	Echo       *Echo // nil: no echo
+	// NotCwndLimited: the window did not limit sending (LAW_ACK_NOT_CWND_LIMITED).
+	NotCwndLimited bool
+	Echo           *Echo // nil: no echo
 }
 
 // Out is a law's answer to one ACK (struct law_out).
@@ -353,6 +355,9 @@ func (c *Controller) OnAck(a Ack) (Out, error) {
 	ca.rtt_us = C.__u32(a.RTTus)
 	if a.ECE {
 		ca.flags |= C.LAW_ACK_ECE
+	}
+	if a.NotCwndLimited {
+		ca.flags |= C.LAW_ACK_NOT_CWND_LIMITED
 	}
 	var echo *C.struct_int_echo
 	if a.Echo != nil {
@@ -461,6 +466,9 @@ func NewAckBatch(acks []Ack) (*AckBatch, error) {
 			snd_nxt: C.__u32(a.SndNxt), snd_una: C.__u32(a.SndUna), rtt_us: C.__u32(a.RTTus)}
 		if a.ECE {
 			b.acks[i].flags = C.LAW_ACK_ECE
+		}
+		if a.NotCwndLimited {
+			b.acks[i].flags |= C.LAW_ACK_NOT_CWND_LIMITED
 		}
 		if a.Echo != nil {
 			b.has[i] = 1

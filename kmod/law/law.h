@@ -72,6 +72,13 @@
 
 /* struct law_ack.flags */
 #define LAW_ACK_ECE		0x1	/* the ACK carried ECN-Echo */
+/*
+ * The window did not limit sending (the kernel's tcp_is_cwnd_limited() is
+ * false: the application or TCP small queues did). Window laws with
+ * Reno's growth (DCTCP) hold it then, as the kernel's Reno does (RFC 7661):
+ * a window that grows while unused says nothing about the path.
+ */
+#define LAW_ACK_NOT_CWND_LIMITED	0x2
 
 /*
  * One ACK, as the glue (struct_ops, module, replay) hands it to a law.

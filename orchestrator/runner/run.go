@@ -188,6 +188,15 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 			used = append(used, vr.CC)
 		}
 	}
+	// Without a laws: section nothing is re-registered, so a law of an
+	// older cclab build would run its old code: say so.
+	if regs, err := cclaws.List(opt.Laws); err == nil {
+		for _, r := range regs {
+			if slices.Contains(used, r.Law) && r.Stale() {
+				fmt.Fprintf(opt.Log, "warning: %s is registered by another cclab build and keeps its code (no `laws:` section in the experiment): `cclab cc unload %s` to run this build's\n", r.Name, r.Name)
+			}
+		}
+	}
 	if cal == nil || len(used) == 0 {
 		return nil
 	}
