@@ -83,6 +83,13 @@ func (l Law) String() string {
 // (LAW_USES_ECN in kmod/bpf, CCLAB_LAW_USES_ECN in kmod).
 func (l Law) UsesECN() bool { return l == DCTCP || l == DCQCN }
 
+// UsesINT reports whether the law's eBPF build reads the INT echo
+// (LAW_USES_INT in kmod/bpf): PowerTCP and HPCC its hop records, QCN and
+// QCN-T the feedback a switch writes into it. A run stamps INT for these
+// (experiment switch.int); the others' packets carry no option, as in the
+// papers, where only the INT laws pay its bytes.
+func (l Law) UsesINT() bool { return l == PowerTCP || l == HPCC || l == QCN || l == QCNT }
+
 // UsesQCN reports whether the law reacts to QCN feedback: records of a
 // congestion point that a switch writes into the INT echo of the flow's
 // next ACK and the sender's host agent keeps in the echo (Echo.QCNCount,

@@ -100,7 +100,18 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 // UnmarshalYAML decodes strictly.
 func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
 	type plain Hosts
+	h.Line = n.Line
 	return decodeStrict(n, (*plain)(h))
+}
+
+func (h *Hosts) validate() error {
+	if h.NICQueues == 0 {
+		h.NICQueues = DefaultNICQueues
+	}
+	if h.NICQueues < 1 || h.NICQueues > MaxNICQueues {
+		return errAt(h.Line, "hosts nic_queues %d is outside 1..%d", h.NICQueues, MaxNICQueues)
+	}
+	return nil
 }
 
 // decodeNoted decodes a mapping strictly into out (a pointer to a struct
@@ -257,6 +268,9 @@ func (e *Experiment) validate() error {
 	}
 	if e.Timeout == 0 {
 		e.Timeout = units.Duration(DefaultTimeout)
+	}
+	if err := e.Hosts.validate(); err != nil {
+		return err
 	}
 	if err := e.Switch.validate(&e.Hosts, e.Compare); err != nil {
 		return err
@@ -448,6 +462,9 @@ func (sw *Switch) validate(h *Hosts, compare []string) error {
 	}
 	if err := sw.QCN.validate(sw.INT); err != nil {
 		return err
+	}
+	if sw.INTAll && !sw.INT {
+		return errAt(sw.Line, "switch: int_all without int: true stamps nothing")
 	}
 	names := make([]string, 0, len(sw.ECNProfiles))
 	for name := range sw.ECNProfiles {

@@ -38,7 +38,7 @@ func TestParseGood(t *testing.T) {
 	if e.TopologyPath != "topologies/star.yaml" {
 		t.Fatalf("topology path %q", e.TopologyPath)
 	}
-	if e.Hosts.GSOMaxSize != 16384 || On(e.Hosts.TCPTimestamps, true) || !On(e.Hosts.ECN, true) {
+	if e.Hosts.GSOMaxSize != 16384 || On(e.Hosts.TCPTimestamps, true) || !On(e.Hosts.ECN, true) || e.Hosts.NICQueues != DefaultNICQueues {
 		t.Fatalf("hosts %+v", e.Hosts)
 	}
 	in := e.Workload[1].Incast
@@ -193,6 +193,7 @@ func TestParseBad(t *testing.T) {
 		{head + "  - name: a\n    tool: netperf\n    long: {src: a, dst: b, stop: 1s}\n", "f.yaml:4: workload entry \"a\": tool \"netperf\""},
 		{"name: t\ntopology: x.yaml\nworkload: []\n---\nname: u\n", "f.yaml:4: a second YAML document"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  queue_sample: 50us\nworkload: []\n", "f.yaml:4: queue_sample 50µs is outside"},
+		{"name: t\ntopology: x.yaml\nhosts:\n  nic_queues: 300\nworkload: []\n", "f.yaml:4: hosts nic_queues 300 is outside 1..256"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  ecn: 3\n", "f.yaml:5: unknown field \"ecn\""},
 		{"name: t\ntopology: x.yaml\nswitch: {ecn_threshold: 30}\n", "f.yaml:3: size \"30\" has no unit"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 80KB, kmax: 20KB}\n", "f.yaml:4: ecn_red: kmin 80KB is not below kmax 20KB"},

@@ -73,7 +73,21 @@ type Hosts struct {
 	TSO           *bool      `yaml:"tso" json:"tso"`
 	GRO           *bool      `yaml:"gro" json:"gro"`
 	GSOMaxSize    units.Size `yaml:"gso_max_size" json:"gso_max_size"`
+	// NICQueues is how many queues a host's NIC serves round robin, each
+	// flow in one of them (docs/experiments.md); 1 is one FIFO. 0 takes
+	// DefaultNICQueues.
+	NICQueues int `yaml:"nic_queues" json:"nic_queues"`
+	Line      int `yaml:"-" json:"-"`
 }
+
+// DefaultNICQueues: a host NIC serves its flows round robin, as the
+// papers' simulated NICs serve their queue pairs, so a flow's packet waits
+// behind one quantum of each other busy flow, not behind their backlog.
+// 16 queues: a flow shares one with others only beyond 15 at a time.
+const DefaultNICQueues = 16
+
+// MaxNICQueues bounds nic_queues (HTB classes per host port).
+const MaxNICQueues = 256
 
 // Emulation configures the fabric's emulation (docs/fidelity.md).
 type Emulation struct {
@@ -100,7 +114,8 @@ type Capture struct {
 // Switch turns on the tc-eBPF software switch (tcopt/) on every switch
 // egress port: queue telemetry always, INT records and ECN marking on demand.
 type Switch struct {
-	INT          bool       `yaml:"int" json:"int"`                     // stamp INT records; hosts reserve and echo them
+	INT          bool       `yaml:"int" json:"int"`                     // stamp INT records for the laws that read them; hosts reserve and echo them
+	INTAll       bool       `yaml:"int_all" json:"int_all"`             // with int: in every compared name's run, not only the INT laws
 	ECNThreshold units.Size `yaml:"ecn_threshold" json:"ecn_threshold"` // CE-mark above K bytes at dequeue; 0: off
 	ECNRed       *RED       `yaml:"ecn_red" json:"ecn_red,omitempty"`   // or mark with RED's profile (not both)
 	QCN          *QCN       `yaml:"qcn" json:"qcn,omitempty"`           // every port a QCN congestion point (needs int)

@@ -47,7 +47,7 @@ func TestListenCCAccepted(t *testing.T) {
 		raw.Control(func(fd uintptr) { cc, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) })
 		got <- cc
 	}()
-	s, err := newClientSocket(a.Netns, a.Addr, "cubic")
+	s, err := newClientSocket(a.Netns, a.Addr, "cubic", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

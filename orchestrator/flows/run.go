@@ -92,6 +92,10 @@ type Options struct {
 	Iperf3Dir string
 	// RecordPID is told every process started (iperf3), for cleanup.
 	RecordPID func(pid int) error
+	// Priority, when set, gives the SO_PRIORITY of flow id's sending
+	// socket (in-process flows): which of its host NIC's queues it uses
+	// (netbuild.NICClass).
+	Priority func(id int) uint32
 }
 
 // prepareAhead is how long before its start a flow creates and binds its
@@ -259,7 +263,11 @@ func (r *run) untrack(c net.Conn) {
 func (r *run) flow(s Spec, zero int64) Result {
 	src, dst := r.opt.Hosts[s.Src], r.opt.Hosts[s.Dst]
 	res := r.failed(s, "")
-	sock, err := newClientSocket(src.Netns, src.Addr, s.CC)
+	var prio uint32
+	if r.opt.Priority != nil {
+		prio = r.opt.Priority(s.ID)
+	}
+	sock, err := newClientSocket(src.Netns, src.Addr, s.CC, prio)
 	if err != nil {
 		res.Status += err.Error()
 		return res

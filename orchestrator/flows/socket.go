@@ -56,7 +56,7 @@ type clientSocket struct {
 	port uint16
 }
 
-func newClientSocket(ns string, src netip.Addr, cc string) (*clientSocket, error) {
+func newClientSocket(ns string, src netip.Addr, cc string, prio uint32) (*clientSocket, error) {
 	s := &clientSocket{fd: -1}
 	err := nsexec.Do(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -69,17 +69,22 @@ func newClientSocket(ns string, src netip.Addr, cc string) (*clientSocket, error
 	if err != nil {
 		return nil, fmt.Errorf("client socket in %s: %w", ns, err)
 	}
-	if err := s.setup(src, cc); err != nil {
+	if err := s.setup(src, cc, prio); err != nil {
 		unix.Close(s.fd)
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *clientSocket) setup(src netip.Addr, cc string) error {
+func (s *clientSocket) setup(src netip.Addr, cc string, prio uint32) error {
 	if cc != "" {
 		if err := unix.SetsockoptString(s.fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc); err != nil {
 			return fmt.Errorf("set congestion control %q: %w", cc, err)
+		}
+	}
+	if prio != 0 {
+		if err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_PRIORITY, int(prio)); err != nil {
+			return fmt.Errorf("SO_PRIORITY %#x: %w", prio, err)
 		}
 	}
 	if err := unix.SetsockoptInt(s.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {

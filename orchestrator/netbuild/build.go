@@ -118,7 +118,7 @@ func configure(n *nsNode, routes []topology.Route, p *topology.Plan, opt Options
 				return fmt.Errorf("gso_max_size on %s %s: %w", e.Node, e.Iface, err)
 			}
 		}
-		if err := shape(n, idx, e); err != nil {
+		if err := shape(n, idx, e, opt); err != nil {
 			return err
 		}
 		if err := n.h.LinkSetUp(link); err != nil {

@@ -28,6 +28,9 @@ type Options struct {
 	GSO, TSO, GRO bool   // ethtool features generic-segmentation/tcp-segmentation/generic-receive-offload
 	TxChecksum    bool   // ethtool tx-checksumming; off makes the stack compute checksums (TSO needs it on)
 	GSOMaxSize    int    // gso_max_size of every interface in bytes; 0 keeps the kernel's 65536
+	// NICQueues is how many queues each host's NIC port serves round
+	// robin (NICClass gives a flow's); 0 or 1 is one FIFO.
+	NICQueues int `json:"nic_queues,omitempty"`
 	// Sysctls are extra host sysctls, e.g. {"net.ipv4.tcp_min_rtt_wlen": "1"}.
 	Sysctls map[string]string
 	// Workers is how many namespaces are configured at once; 0 picks a

@@ -145,6 +145,23 @@ func lawOf(exp *experiment.Experiment, cc string) (law.Law, bool) {
 	return l, err == nil
 }
 
+// stampsINT reports whether a run whose flows use the congestion controls
+// ccs stamps INT: the switch has INT on and one of their laws reads it
+// (law.UsesINT; a workload entry may pin one in another's run), or int_all
+// asks for it in every run.
+func stampsINT(exp *experiment.Experiment, ccs []string) bool {
+	if exp.Switch == nil || !exp.Switch.INT {
+		return false
+	}
+	if exp.Switch.INTAll {
+		return true
+	}
+	return slices.ContainsFunc(ccs, func(cc string) bool {
+		l, ok := lawOf(exp, cc)
+		return ok && l.UsesINT()
+	})
+}
+
 // hasQCN reports whether the switch's ports are congestion points in the
 // run of compared name cc.
 func hasQCN(exp *experiment.Experiment, cc string) bool {

@@ -224,6 +224,7 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 	o.TSO = experiment.On(h.TSO, true)
 	o.GRO = experiment.On(h.GRO, true)
 	o.GSOMaxSize = int(h.GSOMaxSize)
+	o.NICQueues = h.NICQueues
 	return o
 }
 
@@ -236,7 +237,14 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return sum, err
 	}
-	fr := framing(rj.Hosts.TCPTimestamps, p.Exp.Switch != nil && p.Exp.Switch.INT)
+	var flowCCs []string
+	for _, f := range v.Flows {
+		if !slices.Contains(flowCCs, f.CC) {
+			flowCCs = append(flowCCs, f.CC)
+		}
+	}
+	stamped := stampsINT(p.Exp, flowCCs)
+	fr := framing(rj.Hosts.TCPTimestamps, stamped)
 	rj.Framing = FramingJSON{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
 	for _, f := range v.Flows {
 		c := rj.CC[f.CC]
@@ -350,7 +358,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, echoPinDir: opt.Laws.PinDir})
+		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, int: stamped, echoPinDir: opt.Laws.PinDir})
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})
@@ -397,6 +405,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		Progress:  func(n, _ int) { done.Store(int64(n)) },
 		Iperf3Dir: filepath.Join(dir, "iperf3"),
 		RecordPID: func(pid int) error { return netbuild.RecordPID(opt.ID, pid) },
+		Priority:  func(id int) uint32 { return netbuild.NICClass(id, rj.Hosts.NICQueues) },
 	})
 	stopProgress()
 	time.Sleep(20 * time.Millisecond) // let the last ACKs and FINs reach the captures

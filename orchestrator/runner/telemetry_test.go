@@ -27,6 +27,7 @@ func TestTelemetryRun(t *testing.T) {
 	exp := writeExperiment(t, "star-16.yaml", `timeout: 20s
 switch:
   int: true
+  int_all: true   # cubic reads no INT: stamp it all the same
   queue_sample: 1ms
 hosts: {gso: false, tso: false}
 workload:
@@ -136,4 +137,39 @@ func runSwitchExperiment(t *testing.T, exp string) (*Result, string, cclaws.Opti
 	}
 	noLeftovers(t, id)
 	return res, filepath.Join(out, string(id)), laws
+}
+
+// INT is stamped in the runs whose flows' laws read it (directly, as a
+// variant, or pinned by a workload entry in another's run), and in every
+// run with int_all.
+func TestStampsINTForINTLaws(t *testing.T) {
+	p, err := Prepare(writeExperiment(t, "star-16.yaml", `compare: [cubic, dctcp, theta_powertcp, powertcp, hv]
+skip_missing: true
+laws: {}
+variants:
+  hv: {law: hpcc}
+switch: {int: true}
+workload:
+  - name: l
+    long: {src: h1, dst: h0, stop: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cc, want := range map[string]bool{"cubic": false, "dctcp": false, "theta_powertcp": false, "powertcp": true, "hv": true} {
+		if got := stampsINT(p.Exp, []string{cc}); got != want {
+			t.Errorf("%s: stamps INT %v, want %v", cc, got, want)
+		}
+	}
+	if !stampsINT(p.Exp, []string{"cubic", "qcn"}) {
+		t.Error("a cubic run with a pinned qcn entry stamps no INT")
+	}
+	p.Exp.Switch.INTAll = true
+	if !stampsINT(p.Exp, []string{"cubic"}) {
+		t.Error("int_all: cubic's run stamps no INT")
+	}
+	p.Exp.Switch.INT, p.Exp.Switch.INTAll = false, false
+	if stampsINT(p.Exp, []string{"powertcp"}) {
+		t.Error("int off: powertcp's run stamps INT")
+	}
 }
