@@ -98,16 +98,11 @@ func icmpChecksum(b []byte) uint16 {
 // One sends an echo request and returns its RTT, or ok false when no reply
 // came within timeout.
 func (p *Pinger) One(timeout time.Duration) (rtt int64, ok bool, err error) {
-	p.seq++
-	req := make([]byte, 16)
-	req[0] = 8 // echo request
-	binary.BigEndian.PutUint16(req[4:], p.id)
-	binary.BigEndian.PutUint16(req[6:], p.seq)
-	binary.BigEndian.PutUint16(req[2:], icmpChecksum(req))
-	sent := realtime()
-	if err := unix.Sendto(p.fd, req, 0, &unix.SockaddrInet4{Addr: p.dst.As4()}); err != nil {
-		return 0, false, fmt.Errorf("ping %s: %w", p.dst, err)
+	at := map[uint16]int64{}
+	if err := p.send(at); err != nil {
+		return 0, false, err
 	}
+	sent := at[p.seq]
 	deadline := time.Now().Add(timeout)
 	buf := make([]byte, 1500)
 	oob := make([]byte, 64)
@@ -138,18 +133,10 @@ func (p *Pinger) One(timeout time.Duration) (rtt int64, ok bool, err error) {
 	}
 }
 
-// isReply checks an IPv4 packet for our echo reply: from dst, type 0, our
-// id and sequence number.
+// isReply checks an IPv4 packet for the reply to our last request.
 func (p *Pinger) isReply(b []byte) bool {
-	if len(b) < 20 || b[0]>>4 != 4 {
-		return false
-	}
-	hl := int(b[0]&0x0f) * 4
-	if hl < 20 || len(b) < hl+8 || netip.AddrFrom4([4]byte(b[12:16])) != p.dst {
-		return false
-	}
-	icmp := b[hl:]
-	return icmp[0] == 0 && binary.BigEndian.Uint16(icmp[4:]) == p.id && binary.BigEndian.Uint16(icmp[6:]) == p.seq
+	seq, ok := p.replySeq(b)
+	return ok && seq == p.seq
 }
 
 func rxStamp(oob []byte) int64 {

@@ -35,7 +35,7 @@ type Options struct {
 	// Extensions returns the extensions of one variant (fresh ones for
 	// each, since each variant builds its own network).
 	Extensions func() []Extension
-	// RTTSamples is the length of the noise-floor ping-pong (default 200).
+	// RTTSamples is the length of the noise-floor ping-pong (default 100).
 	RTTSamples int
 	// Laws says where cclab's eBPF laws are registered (zero: the real
 	// pin directory; tests register under names of their own).
@@ -76,7 +76,7 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		opt.Log = io.Discard
 	}
 	if opt.RTTSamples == 0 {
-		opt.RTTSamples = 200
+		opt.RTTSamples = 100
 	}
 	res := &Result{ID: opt.ID, Dir: filepath.Join(opt.Out, string(opt.ID)), Skipped: p.Skipped}
 	if err := removeStaleDir(res.Dir); err != nil {
