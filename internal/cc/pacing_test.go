@@ -71,8 +71,11 @@ func TestUnpacedLawKeepsTheKernelsPacingRate(t *testing.T) {
 			if med < 1.1 || med > 2.1 {
 				t.Errorf("%s: pacing rate is %.2f x the window over the RTT, want the kernel's 1.2-2", cc, med)
 			}
-			// ~1 ms of 1.2-2x 100 Mbit/s per socket, plus two skbs.
-			if p99 > 200_000 {
+			// TSQ's limit, max(two skbs, ~1 ms of 1.2-2x 100 Mbit/s),
+			// checked before each skb is queued: up to three GSO skbs
+			// (204 KB seen at p99 for DCTCP, 103 KB for cubic); unlimited,
+			// 480-680 KB and rising to the 1 MB buffer.
+			if p99 > 300_000 {
 				t.Errorf("%s: the host NIC queue held %d B at p99: TCP small queues did not hold the socket back", cc, p99)
 			}
 		})
