@@ -15,7 +15,7 @@ import (
 
 // Maps pinned by name in the pin directory and shared by the laws (and,
 // for the echo map, by the INT host agent).
-var sharedMaps = []string{"cclab_int_echo", "cclab_cc_trace", "cclab_cc_ctl"}
+var sharedMaps = []string{"cclab_int_echo", "cclab_cc_trace", "cclab_cc_ctl", PathTable}
 
 // Unload unregisters the named laws or registered names (all that cclab
 // registered in the pin directory when none is named). A law that is not registered there is an

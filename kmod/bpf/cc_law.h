@@ -3,7 +3,8 @@
  * The struct_ops glue of one law, shared by every kmod/bpf/<law>.bpf.c.
  * The includer defines LAW_NAME (the law's C prefix and its congestion
  * control name: law_table.h gives its id) and LAW_USES_INT (reads the
- * INT echo), LAW_USES_ECN (DCTCP, DCQCN) and LAW_IN_PRIV (its state fits the
+ * INT echo), LAW_PATH_HOPS (takes its path's hop count at init from the
+ * table cclab_path_hops: <law>_set_path_hops()), LAW_USES_ECN (DCTCP, DCQCN) and LAW_IN_PRIV (its state fits the
  * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
  * is the law core's (kmod/law/); this file only moves data between the
  * kernel's callbacks and law_ack / law_out:
@@ -75,6 +76,27 @@ struct {
 	__type(key, int);
 	__type(value, struct cclab_sock);
 } cclab_state SEC(".maps");
+
+#ifdef LAW_PATH_HOPS
+/*
+ * The switches on the path from saddr to daddr (network order), filled by
+ * the runner from the topology (internal/cc SetPathHops): what the Swift
+ * paper reads off the TTL. Shared by every law that reads it, through the
+ * pin. A flow whose pair is not in it keeps the law's hops parameter.
+ */
+struct cclab_path_key {
+	__u32 saddr;
+	__u32 daddr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cclab_path_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cclab_path_hops SEC(".maps");
+#endif
 
 #ifdef LAW_USES_INT
 #include "int_echo.h"
@@ -214,6 +236,18 @@ void CCLAB_PROG(GLUE(init), struct sock *sk)
 	if (!cs)
 		return;
 	LAW(_init)(&cs->law, p, tp->snd_nxt, tp->mss_cache, &out);
+#ifdef LAW_PATH_HOPS
+	{
+		struct cclab_path_key k = {
+			.saddr = sk->__sk_common.skc_rcv_saddr,
+			.daddr = sk->__sk_common.skc_daddr,
+		};
+		__u32 *hops = bpf_map_lookup_elem(&cclab_path_hops, &k);
+
+		if (hops)
+			LAW(_set_path_hops)(&cs->law, *hops);
+	}
+#endif
 	cs->prior_snd_una = tp->snd_una;
 	cs->ece = 0;
 	cs->ce_state = 0;

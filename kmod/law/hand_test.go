@@ -253,6 +253,45 @@ func TestHandSwiftFlowScalingInRange(t *testing.T) {
 	}
 }
 
+// Swift's target counts the flow's own hops: with per_hop 10 us and 5
+// hops by parameter, a flow told its path has 1 switch aims at 5 + 10 =
+// 15 us (FBS off) instead of 55 us, so a 30 us delay is above its target
+// (signal 30/15 = 2.0) and below the parameter's (30/55 = 0.545454); an
+// INT echo's record count overrides both.
+func TestHandSwiftPathHops(t *testing.T) {
+	p := paramsWith(t, Swift, "base_target_ns=5000", "per_hop_ns=10000", "hops=5", "fs_range_ns=0")
+	for _, c := range []struct {
+		name   string
+		path   uint32
+		echo   int
+		signal uint64
+	}{
+		{"parameter", 0, 0, 545454},
+		{"path", 1, 0, 2000000},
+		{"echo over path", 1, 3, 857142}, // 30 / (5 + 30)
+	} {
+		ctl, _, err := NewController(p, 0, 1448)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl.SetPathHops(c.path)
+		a := Ack{NowNs: 10000, AckedBytes: 1448, MSS: 1448, SndUna: 1448, SndNxt: 14480, RTTus: 30}
+		if c.echo > 0 {
+			a.Echo = &Echo{Hops: make([]Hop, c.echo)}
+			for i := range a.Echo.Hops {
+				a.Echo.Hops[i] = Hop{Ts: 10000, RateMbps: 100000}
+			}
+		}
+		out, err := ctl.OnAck(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.SignalPPM != c.signal {
+			t.Errorf("%s: delay/target %d ppm, want %d", c.name, out.SignalPPM, c.signal)
+		}
+	}
+}
+
 // Swift with Sampling Frequency every 3 ACKs, delay 2 * target on every
 // ACK (mdf 0.6 as above): each ACK's window is reference * 0.6 without
 // compounding, and the reference is committed every third ACK:

@@ -349,6 +349,12 @@ func NewController(p *Params, sndNxt, mss uint32) (*Controller, Out, error) {
 	return c, outFromC(&o), nil
 }
 
+// SetPathHops tells the law its path's switch count, as the eBPF glue does
+// at init from its table of paths (Swift's; the others ignore it).
+func (c *Controller) SetPathHops(hops uint32) {
+	C.law_any_set_path_hops(C.int(c.law), &c.s, C.__u32(hops))
+}
+
 // OnAck runs <law>_on_ack for one ACK.
 func (c *Controller) OnAck(a Ack) (Out, error) {
 	var ca C.struct_law_ack

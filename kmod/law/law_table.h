@@ -112,7 +112,7 @@
 	P(SWIFT, per_hop_ns, per_hop_ns, "ns", 2000, 0, 62500000, 0,			\
 	  "topology-based scaling: target added per hop")			\
 	P(SWIFT, hops, hops, "hops", 1, 0, 15, 0,					\
-	  "hops assumed when an ACK has no INT echo")				\
+	  "hops when neither INT nor the path table gives the flow's")	\
 	P(SWIFT, fs_range_ns, fs_range_ns, "ns", 25000, 0, 1000000000, 0,		\
 	  "flow-based scaling range; 0 = off")					\
 	P(SWIFT, fs_min_cwnd_mppm, fs_min_cwnd_mppm, "segments*1e6", 100000,	\

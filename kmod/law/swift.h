@@ -28,7 +28,7 @@ struct swift_params {
 	__u64 fs_range_ns;	/* flow-based scaling range; 0 = FBS off */
 	__u32 fs_min_cwnd_mppm;	/* FBS: window (segments * 1e6) of full range */
 	__u32 fs_max_cwnd_segs;	/* FBS: window (segments) of no scaling */
-	__u32 hops;		/* hops when the ACK has no INT echo */
+	__u32 hops;		/* hops when neither INT nor the path tells */
 	__u32 host_bw_mbps;	/* HostBw */
 	__u32 ai_bytes;		/* additive increase per RTT */
 	__u32 beta_ppm;		/* MD gain beta (0.8) */
@@ -58,7 +58,8 @@ struct swift_state {
 	__u32 fbs_cwnd;		/* FBS memo: the term for this window ... */
 	__u32 fbs_ns;		/* ... is this ... */
 	__u16 fbs_mss;		/* ... for this mss (0 = no memo) */
-	__u16 decreased;	/* t_last_decrease is valid */
+	__u8 decreased;		/* t_last_decrease is valid */
+	__u8 path_hops;		/* the flow's hop count, 0 = unknown (swift_set_path_hops) */
 };
 
 LAW_INLINE void swift_params_default(struct swift_params *p)
@@ -201,12 +202,17 @@ LAW_INLINE __u64 swift_fbs_now(struct swift_state *s,
 	return fbs;
 }
 
-/* Target delay: base + hops * per_hop + FBS (bounds cached in s). */
+/*
+ * Target delay: base + hops * per_hop + FBS (bounds cached in s). hops is
+ * the flow's own (the paper counts it from the TTL): the INT echo's record
+ * count, else the path's as the glue found it (swift_set_path_hops), else
+ * the parameter.
+ */
 LAW_INLINE __u64 swift_target_ns(struct swift_state *s,
 				 const struct swift_params *p,
 				 const struct law_ack *ack, __u32 mss)
 {
-	__u64 hops = p->hops, fbs = 0;
+	__u64 hops = s->path_hops ? s->path_hops : p->hops, fbs = 0;
 
 	if (LAW_UNLIKELY(ack->echo && ack->echo->nhops > 0 &&
 			 ack->echo->nhops <= INT_MAX_HOPS))
@@ -265,6 +271,15 @@ LAW_INLINE void swift_init(struct swift_state *s, const struct swift_params *p,
 	out->trace = LAW_TR_INIT;
 	swift_output(s, p, mss, out);
 	s->wref = s->cwnd;
+}
+
+/*
+ * The flow's path has hops switches (0: unknown), once after init: the
+ * glue's table of paths (kmod/bpf/cc_law.h, LAW_PATH_HOPS).
+ */
+LAW_INLINE void swift_set_path_hops(struct swift_state *s, __u32 hops)
+{
+	s->path_hops = hops <= INT_MAX_HOPS * 3 ? (__u8)hops : 0;
 }
 
 /*

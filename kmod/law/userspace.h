@@ -89,6 +89,13 @@ static inline void law_any_init(int law, union law_any_state *s,
 	}
 }
 
+/* The path's hop count, for the laws that take it (Swift). */
+static inline void law_any_set_path_hops(int law, union law_any_state *s, __u32 hops)
+{
+	if (law == LAW_ID_SWIFT)
+		swift_set_path_hops(&s->swift, hops);
+}
+
 /* The ACK is copied and its echo pointer set to echo (which may be NULL). */
 static inline void law_any_on_ack(int law, union law_any_state *s,
 				  const union law_any_params *p,

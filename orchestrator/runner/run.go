@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -210,6 +211,26 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	return nil
 }
 
+// setPathHops gives the laws that count their path's hops (Swift) this
+// topology's: the switches between every ordered pair of hosts. Without
+// such a law registered there is no table, and nothing to do.
+func setPathHops(plan *topology.Plan, opts cclaws.Options) error {
+	pds, err := plan.PathDelays()
+	if err != nil {
+		return err
+	}
+	paths := make([]cclaws.PathHops, 0, len(pds))
+	for _, pd := range pds {
+		src, _ := plan.Node(pd.Src)
+		dst, _ := plan.Node(pd.Dst)
+		paths = append(paths, cclaws.PathHops{Src: src.Addr, Dst: dst.Addr, Switches: uint32(pd.Switches)})
+	}
+	if err := cclaws.SetPathHops(opts, paths); err != nil && !errors.Is(err, cclaws.ErrNoPathTable) {
+		return fmt.Errorf("path table: %w", err)
+	}
+	return nil
+}
+
 // HostOptions turns the experiment's host settings into build options.
 func HostOptions(h experiment.Hosts) netbuild.Options {
 	o := netbuild.DefaultOptions()
@@ -320,6 +341,9 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		return sum, err
 	}
 	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied
+	if err := setPathHops(p.Plan, opt.Laws); err != nil {
+		return sum, err
+	}
 	regs, err := registeredLaws(opt.Laws)
 	if err != nil {
 		return sum, err
