@@ -382,7 +382,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, int: stamped, echoPinDir: opt.Laws.PinDir})
+		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir})
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})

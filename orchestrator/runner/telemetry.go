@@ -29,9 +29,9 @@ type telemetry struct {
 	profile experiment.ECNProfile
 	from    string
 	ports   []intswitch.PortConfig
-	// int: this run stamps INT (stampsINT): the host agent reserves and
+	// stampINT: this run stamps INT (stampsINT): the host agent reserves and
 	// echoes the option.
-	int bool
+	stampINT bool
 	// echoPinDir is the laws' pin directory (empty: the real one), where
 	// the agent shares the echo map with the INT laws.
 	echoPinDir string
@@ -123,7 +123,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	if t.smp, err = t.sw.StartSampling(ctx, t.cfg.QueueSample.D(), t.queues); err != nil {
 		return fmt.Errorf("queue sampling: %w", err)
 	}
-	if !t.int {
+	if !t.stampINT {
 		return nil
 	}
 	if t.ag, err = agent.Attach(ctx, env.ID, agent.Options{EchoPinDir: t.echoPinDir, QCNSlot: t.profile.QCN != nil}); err != nil {
@@ -136,7 +136,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 }
 
 func (t *telemetry) Stop(context.Context) (any, error) {
-	out := TelemetryJSON{INT: t.int, ECNProfile: t.from, ECNThreshold: uint64(t.profile.ECNThreshold),
+	out := TelemetryJSON{INT: t.stampINT, ECNProfile: t.from, ECNThreshold: uint64(t.profile.ECNThreshold),
 		ECNRed: t.profile.ECNRed, QCN: t.profile.QCN, QueueSampleNs: int64(t.cfg.QueueSample)}
 	var errs []error
 	if t.sw != nil {
