@@ -98,11 +98,10 @@ func icmpChecksum(b []byte) uint16 {
 // One sends an echo request and returns its RTT, or ok false when no reply
 // came within timeout.
 func (p *Pinger) One(timeout time.Duration) (rtt int64, ok bool, err error) {
-	at := map[uint16]int64{}
-	if err := p.send(at); err != nil {
+	sent, err := p.send()
+	if err != nil {
 		return 0, false, err
 	}
-	sent := at[p.seq]
 	deadline := time.Now().Add(timeout)
 	buf := make([]byte, 1500)
 	oob := make([]byte, 64)

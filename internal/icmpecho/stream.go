@@ -24,9 +24,11 @@ func (p *Pinger) Stream(ctx context.Context, n int, interval, timeout time.Durat
 	for i := 0; ctx.Err() == nil; {
 		now := time.Now()
 		if i < n && !now.Before(next) {
-			if err := p.send(sent); err != nil {
+			at, err := p.send()
+			if err != nil {
 				return RTT{}, err
 			}
+			sent[p.seq] = at
 			i++
 			next = next.Add(interval)
 			if i == n {
@@ -77,19 +79,20 @@ func (p *Pinger) Stream(ctx context.Context, n int, interval, timeout time.Durat
 	return Summarise(samples, n-len(samples)), nil
 }
 
-// send sends the next echo request and notes when.
-func (p *Pinger) send(sent map[uint16]int64) error {
+// send sends the next echo request (sequence number p.seq) and returns
+// when.
+func (p *Pinger) send() (int64, error) {
 	p.seq++
 	req := make([]byte, 16)
 	req[0] = 8 // echo request
 	binary.BigEndian.PutUint16(req[4:], p.id)
 	binary.BigEndian.PutUint16(req[6:], p.seq)
 	binary.BigEndian.PutUint16(req[2:], icmpChecksum(req))
-	sent[p.seq] = realtime()
+	at := realtime()
 	if err := unix.Sendto(p.fd, req, 0, &unix.SockaddrInet4{Addr: p.dst.As4()}); err != nil {
-		return fmt.Errorf("ping %s: %w", p.dst, err)
+		return 0, fmt.Errorf("ping %s: %w", p.dst, err)
 	}
-	return nil
+	return at, nil
 }
 
 // replySeq returns the sequence number of an echo reply of this pinger
