@@ -24,13 +24,20 @@ func newReproduceCmd() *cobra.Command {
 analyses every run, checks each paper claim against the measurements
 (agrees, disagrees, could not run and why) and regenerates docs/results.md,
 its figures under docs/results/ and the health section of
-docs/reproduction.md. Before each experiment it registers the laws it
-compares with the experiment's parameters (reloading a law registered with
-others) and, at the end, unregisters what it registered; a law that cannot
-be registered is reported, never faked.`,
+docs/reproduction.md. Each experiment file (experiments/reproduce/*.yaml)
+holds the run (topology, laws, variants, workload) and, under reproduce:,
+the paper's claims with the paper's numbers; the run registers its laws
+with the calibrated parameters as ` + "`cclab run`" + ` does, once per seed. A
+claim read only on runs judged degraded is not counted as agreeing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
-				return printList(cmd.OutOrStdout())
+				if root == "" {
+					var err error
+					if root, err = findRoot(); err != nil {
+						return err
+					}
+				}
+				return printList(cmd.OutOrStdout(), root)
 			}
 			if pageOnly {
 				if root == "" && docs == "" {
@@ -52,20 +59,21 @@ be registered is reported, never faked.`,
 			if len(args) == 0 {
 				return fmt.Errorf("name an experiment or all (--list shows them)")
 			}
-			exps, err := reproduce.Find(args)
-			if err != nil {
-				return err
-			}
 			if root == "" {
+				var err error
 				if root, err = findRoot(); err != nil {
 					return err
 				}
+			}
+			exps, err := reproduce.Find(root, args)
+			if err != nil {
+				return err
 			}
 			logw := cmd.ErrOrStderr()
 			if quiet {
 				logw = io.Discard
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion(), Ensure: reproduce.RegisterLaw, Unregister: reproduce.UnregisterLaws}
+			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion()}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {
@@ -117,15 +125,15 @@ func findRoot() (string, error) {
 	}
 }
 
-func printList(w io.Writer) error {
+func printList(w io.Writer, root string) error {
+	exps, err := reproduce.Load(root)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPAPER\tCOMPARES")
-	for _, e := range append(reproduce.All(), reproduce.Smoke()) {
-		var ccs []string
-		for _, n := range e.Needs {
-			ccs = append(ccs, n.Name)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Paper, strings.Join(ccs, " "))
+	fmt.Fprintln(tw, "NAME\tPAPER\tCOMPARES\tSEEDS\tCLAIMS")
+	for _, e := range exps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", e.Name, e.Paper, strings.Join(e.Compare, " "), len(e.Seeds), len(e.Claims))
 	}
 	return tw.Flush()
 }

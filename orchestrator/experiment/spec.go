@@ -3,6 +3,8 @@ package experiment
 import (
 	"sort"
 
+	"gopkg.in/yaml.v3"
+
 	"cclab/internal/units"
 )
 
@@ -35,6 +37,11 @@ type Experiment struct {
 	// Emulation says how the fabric is emulated and judged.
 	Emulation Emulation `yaml:"emulation" json:"emulation"`
 	Workload  []Entry   `yaml:"workload" json:"workload"`
+	// Reproduce is the reproduction suite's part of a file in
+	// experiments/reproduce/: the paper's claims and how to measure them.
+	// `cclab run` ignores it; `cclab reproduce` reads it
+	// (orchestrator/reproduce, docs/reproduction.md).
+	Reproduce yaml.Node `yaml:"reproduce" json:"-"`
 
 	// File is the path the experiment was read from; TopologyPath the
 	// topology file resolved against it.

@@ -199,16 +199,24 @@ func txUtilisation(q *series.Queue, from, to time.Duration, rate float64) float6
 }
 
 // recovery is the time from `after` until the flow's delivered rate first
-// reaches frac of the link rate in a window; NaN if it never does.
+// reaches frac of the link rate in a window; +Inf if it never does while
+// the flow is measured after `after`, NaN without a series.
 func (v view) recovery(flowID string, after time.Duration, frac float64) float64 {
 	for _, s := range v.a.Throughput {
 		if s.Flow != flowID {
 			continue
 		}
+		seen := false
 		for _, p := range s.Points {
-			if p.T >= after && p.V >= frac*v.rateBps {
-				return float64(p.T - after)
+			if p.T >= after {
+				seen = true
+				if p.V >= frac*v.rateBps {
+					return float64(p.T - after)
+				}
 			}
+		}
+		if seen {
+			return math.Inf(1)
 		}
 	}
 	return nan
@@ -220,6 +228,23 @@ func (v view) fctPercentile(group string, p float64) float64 {
 	for _, f := range v.groupFlows(group) {
 		if f.Complete {
 			vs = append(vs, float64(f.FCT))
+		}
+	}
+	sort.Float64s(vs)
+	if len(vs) == 0 {
+		return nan
+	}
+	return metrics.Percentile(vs, p)
+}
+
+// pcapFCTPercentile is the p-th percentile packet FCT (ns: the capture's
+// SYN to the ACK of the last byte) of a group's flows with a complete
+// packet view.
+func (v view) pcapFCTPercentile(group string, p float64) float64 {
+	var vs []float64
+	for _, f := range v.groupFlows(group) {
+		if f.Complete && f.PcapStatus == "complete" && f.PcapFCT > 0 {
+			vs = append(vs, float64(f.PcapFCT))
 		}
 	}
 	sort.Float64s(vs)

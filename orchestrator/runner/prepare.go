@@ -221,3 +221,22 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 	}
 	return nil
 }
+
+// Reseed returns the experiment prepared with another workload seed: the
+// same file, topology and variants, each variant's flows generated again
+// (the reproduction suite runs a claim with several seeds).
+func (p *Prepared) Reseed(seed int64) (*Prepared, error) {
+	exp := *p.Exp
+	exp.Seed = seed
+	q := *p
+	q.Exp = &exp
+	q.Variants = nil
+	for _, v := range p.Variants {
+		fl, err := workload.Generate(&exp, p.Plan, v.CC)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		q.Variants = append(q.Variants, Variant{CC: v.CC, Flows: fl})
+	}
+	return &q, nil
+}

@@ -1,0 +1,284 @@
+package reproduce
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"cclab/orchestrator/experiment"
+)
+
+// Spec is the `reproduce:` block of an experiment file in
+// experiments/reproduce/: which paper figure the file stands for, how its
+// runs are measured and the paper's claims with the paper's own numbers.
+// docs/reproduction.md describes every key.
+type Spec struct {
+	Title string `yaml:"title"`
+	Paper string `yaml:"paper"` // the paper, section and figure
+	// Order places the experiment in `cclab reproduce all`; 0 keeps it
+	// out (the smoke experiment).
+	Order   int    `yaml:"order"`
+	Measure string `yaml:"measure"` // one of measures (measures.go)
+	Group   string `yaml:"group"`   // the workload entry the measure looks at, where it takes one
+	// Seeds are the workload seeds the experiment runs with, one run
+	// each; empty: the file's seed only.
+	Seeds   []int64     `yaml:"seeds"`
+	Figures []string    `yaml:"figures"` // analysis figures (file stems) shown per variant
+	Claims  []ClaimSpec `yaml:"claims"`
+}
+
+// ClaimSpec is one claim of a paper and how it is checked: either a value
+// of one variant (Value) or the ratio of two variants' values (Ratio).
+type ClaimSpec struct {
+	ID    string      `yaml:"id"`
+	Claim string      `yaml:"claim"` // the paper's claim in prose
+	Paper PaperNumber `yaml:"paper"`
+	Value *ValueCheck `yaml:"value"`
+	Ratio *RatioCheck `yaml:"ratio"`
+	// Note is what to bear in mind when reading the verdict (a difference
+	// of setup, a scaling effect); printed with it.
+	Note string `yaml:"note"`
+}
+
+// PaperNumber is the number a claim rests on, as the paper gives it.
+type PaperNumber struct {
+	// Value is the paper's figure in the unit of the check: the metric's
+	// unit for a value, a/b for a ratio. Absent when the paper states no
+	// number for the claim (Reading then says what it states).
+	Value *float64 `yaml:"value"`
+	Where string   `yaml:"where"` // section and figure
+	Quote string   `yaml:"quote"` // the paper's words
+	// Reading is how Value follows from the quote (e.g. "9 % better:
+	// 0.91"), or, without a Value, how the lab reads the claim.
+	Reading string `yaml:"reading"`
+}
+
+// ValueCheck compares one variant's metric with the paper's figure.
+type ValueCheck struct {
+	CC     string `yaml:"cc"`
+	Metric string `yaml:"metric"`
+	// Bound: at_most (the claim is an upper bound: agrees up to twice the
+	// paper's figure), at_least (down to half of it) or about (within a
+	// factor of 2 either way).
+	Bound string `yaml:"bound"`
+	// Limit is the lab's own bound for a claim whose paper states no
+	// number: then only the direction is checked.
+	Limit *float64 `yaml:"limit"`
+}
+
+// RatioCheck compares two variants: metric of A / metric of B.
+type RatioCheck struct {
+	A      string `yaml:"a"`
+	B      string `yaml:"b"`
+	Metric string `yaml:"metric"`
+	// Direction is below (A's metric is the smaller) or above. With a
+	// paper figure it must agree with it.
+	Direction string `yaml:"direction"`
+}
+
+// An Experiment is one file of the suite.
+type Experiment struct {
+	Name    string // the file's stem
+	File    string // experiments/reproduce/<file>, relative to the repository
+	Compare []string
+	Spec
+	Metrics []Metric
+	measure measure
+}
+
+// Dir is where the suite's files are, under the repository.
+var Dir = filepath.Join("experiments", "reproduce")
+
+// Load reads every experiment file of the suite under root that has a
+// `reproduce:` block, checks its claims against its measure and its
+// compared congestion controls, and orders them by Order.
+func Load(root string) ([]*Experiment, error) {
+	paths, err := filepath.Glob(filepath.Join(root, Dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*Experiment
+	var errs []error
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		x, err := experiment.Parse(p, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if x.Reproduce.Kind == 0 {
+			continue
+		}
+		e, err := fromExperiment(x, filepath.Base(p))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		out = append(out, e)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, func(a, b *Experiment) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) {
+	e := &Experiment{Name: strings.TrimSuffix(file, ".yaml"), File: filepath.Join(Dir, file), Compare: x.Compare}
+	if len(e.Compare) == 0 {
+		e.Compare = []string{x.CC}
+	}
+	if err := x.Reproduce.Decode(&e.Spec); err != nil {
+		return nil, fmt.Errorf("line %d: reproduce: %w", x.Reproduce.Line, err)
+	}
+	if err := checkKeys(&x.Reproduce); err != nil {
+		return nil, err
+	}
+	if len(e.Seeds) == 0 {
+		e.Seeds = []int64{x.Seed}
+	}
+	m, ok := measures[e.Measure]
+	if !ok {
+		return nil, fmt.Errorf("reproduce: measure %q is not one of %v", e.Measure, measureNames())
+	}
+	e.measure, e.Metrics = m, m.metrics
+	if e.Title == "" || e.Paper == "" || len(e.Claims) == 0 {
+		return nil, fmt.Errorf("reproduce: title, paper and claims are required")
+	}
+	ids := map[string]bool{}
+	for _, c := range e.Claims {
+		if ids[c.ID] {
+			return nil, fmt.Errorf("claim %q: id used twice", c.ID)
+		}
+		ids[c.ID] = true
+		if err := c.check(e); err != nil {
+			return nil, fmt.Errorf("claim %q: %w", c.ID, err)
+		}
+	}
+	return e, nil
+}
+
+// checkKeys refuses unknown keys in the block (a misspelt key would
+// otherwise silently drop a claim's bound).
+func checkKeys(n *yaml.Node) error {
+	var s Spec
+	dec := yaml.NewDecoder(strings.NewReader(mustMarshal(n)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	return nil
+}
+
+func mustMarshal(n *yaml.Node) string {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// timeUnits are metrics in absolute time: their values change with the
+// time scale (docs/scaling.md), so a paper's figure cannot be compared
+// with them; claims read times in base RTTs.
+var timeUnits = []string{"ms"}
+
+func (c ClaimSpec) check(e *Experiment) error {
+	if c.Claim == "" || c.Paper.Where == "" || c.Paper.Quote == "" {
+		return fmt.Errorf("claim, paper.where and paper.quote are required")
+	}
+	ccOK := func(cc string) error {
+		if !slices.Contains(e.Compare, cc) {
+			return fmt.Errorf("%q is not compared by the file (compare: %v)", cc, e.Compare)
+		}
+		return nil
+	}
+	switch {
+	case (c.Value == nil) == (c.Ratio == nil):
+		return fmt.Errorf("give exactly one of value and ratio")
+	case c.Value != nil:
+		v := c.Value
+		if err := ccOK(v.CC); err != nil {
+			return err
+		}
+		unit, err := e.measure.unit(v.Metric)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains([]string{"at_most", "at_least", "about"}, v.Bound) {
+			return fmt.Errorf("value.bound %q: at_most, at_least or about", v.Bound)
+		}
+		switch {
+		case c.Paper.Value != nil && v.Limit != nil:
+			return fmt.Errorf("value.limit is for claims whose paper states no number; this one has paper.value")
+		case c.Paper.Value == nil && v.Limit == nil:
+			return fmt.Errorf("the paper states no number (no paper.value): give value.limit, the lab's reading")
+		case c.Paper.Value == nil && v.Bound == "about":
+			return fmt.Errorf("bound about needs the paper's number")
+		case c.Paper.Value != nil && slices.Contains(timeUnits, unit):
+			return fmt.Errorf("metric %s is in %s, which the time scale changes: compare with the paper in base RTTs", v.Metric, unit)
+		case c.Paper.Value != nil && *c.Paper.Value <= 0 && v.Bound != "at_least":
+			return fmt.Errorf("paper.value %v: a factor of 2 of it needs a positive figure", *c.Paper.Value)
+		}
+	default:
+		r := c.Ratio
+		for _, cc := range []string{r.A, r.B} {
+			if err := ccOK(cc); err != nil {
+				return err
+			}
+		}
+		if _, err := e.measure.unit(r.Metric); err != nil {
+			return err
+		}
+		if r.Direction != "below" && r.Direction != "above" {
+			return fmt.Errorf("ratio.direction %q: below or above", r.Direction)
+		}
+		if p := c.Paper.Value; p != nil && (*p <= 0 || (*p < 1) != (r.Direction == "below") || *p == 1) {
+			return fmt.Errorf("paper.value %v (a/b) does not point %s", *p, r.Direction)
+		}
+	}
+	return nil
+}
+
+// Find returns the named experiments ("all": every one with an order).
+func Find(root string, names []string) ([]*Experiment, error) {
+	all, err := Load(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 1 && names[0] == "all" {
+		var out []*Experiment
+		for _, e := range all {
+			if e.Order > 0 {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	var out []*Experiment
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(e *Experiment) bool { return e.Name == n })
+		if i < 0 {
+			var have []string
+			for _, e := range all {
+				have = append(have, e.Name)
+			}
+			return nil, fmt.Errorf("no reproduction experiment %q (have: all, %s)", n, strings.Join(have, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
