@@ -17,6 +17,7 @@ import (
 func newReproduceCmd() *cobra.Command {
 	var out, docs, root string
 	var asJSON, noPage, list, pageOnly, quiet bool
+	var retries int
 	cmd := &cobra.Command{
 		Use:   "reproduce NAME...|all",
 		Short: "Run the papers' headline experiments (experiments/reproduce/) and regenerate docs/results.md",
@@ -73,7 +74,7 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 			if quiet {
 				logw = io.Discard
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion()}
+			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion(), Retries: retries}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {
@@ -98,6 +99,7 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", filepath.Join("results", "reproduce"), "parent directory of the run directories")
+	fl.IntVar(&retries, "retries", 1, "run a seed's variants judged degraded again, up to this many times (their earlier verdicts are kept on the page)")
 	fl.BoolVar(&quiet, "quiet", false, "no progress on stderr (the verdicts still print)")
 	fl.StringVar(&docs, "docs", "", "where results.md, results/ and reproduction.md are (default ROOT/docs)")
 	fl.StringVar(&root, "root", "", "the cclab repository holding experiments/reproduce (default: found from the working directory)")

@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -29,10 +30,10 @@ func agreeing(v string) bool { return v == Agrees || v == AgreesDirection }
 
 // SeedValue is a claim's number in one run.
 type SeedValue struct {
-	Seed     int64   `json:"seed"`
-	Value    float64 `json:"value"`
-	Faithful bool    `json:"faithful"` // every variant the claim reads was judged faithful
-	Verdict  string  `json:"verdict"`
+	Seed     int64  `json:"seed"`
+	Value    Value  `json:"value"`
+	Faithful bool   `json:"faithful"` // every variant the claim reads was judged faithful
+	Verdict  string `json:"verdict"`
 }
 
 // ClaimOutcome is a claim's verdict.
@@ -44,7 +45,7 @@ type ClaimOutcome struct {
 	// RTTs").
 	Check    string      `json:"check"`
 	Measured string      `json:"measured,omitempty"`
-	Value    float64     `json:"value"` // the median over the faithful seeds (NaN: none)
+	Value    Value       `json:"value"` // the median over the faithful seeds (NaN: none)
 	Seeds    []SeedValue `json:"seeds,omitempty"`
 	Verdict  string      `json:"verdict"`
 	// Flips is set when the seeds' own verdicts differ.
@@ -154,7 +155,7 @@ func judge(e *Experiment, o *Outcome) {
 	o.Claims = nil
 	for _, c := range e.Claims {
 		unit := c.unit(e)
-		co := ClaimOutcome{ID: c.ID, Claim: c.Claim, Paper: c.Paper, Check: c.rule(unit), Note: c.Note, Value: math.NaN()}
+		co := ClaimOutcome{ID: c.ID, Claim: c.Claim, Paper: c.Paper, Check: c.rule(unit), Note: c.Note, Value: Value(math.NaN())}
 		var faithful []float64
 		var why []string
 		for _, r := range o.Runs {
@@ -183,7 +184,7 @@ func judge(e *Experiment, o *Outcome) {
 				continue
 			}
 			x := c.number(m)
-			sv := SeedValue{Seed: r.Seed, Value: x, Faithful: allFaithful, Verdict: c.evaluate(x)}
+			sv := SeedValue{Seed: r.Seed, Value: Value(x), Faithful: allFaithful, Verdict: c.evaluate(x)}
 			co.Seeds = append(co.Seeds, sv)
 			if allFaithful && !math.IsNaN(x) {
 				faithful = append(faithful, x)
@@ -202,8 +203,8 @@ func judge(e *Experiment, o *Outcome) {
 		case len(faithful) == 0:
 			co.Verdict, co.Reason = NotMeasurable, "a number the claim reads is missing from the runs"
 		default:
-			co.Value = median(faithful)
-			co.Verdict = c.evaluate(co.Value)
+			co.Value = Value(median(faithful))
+			co.Verdict = c.evaluate(float64(co.Value))
 			if len(why) > 0 {
 				co.Reason = "not counted: " + strings.Join(why, "; ")
 			}
@@ -214,7 +215,7 @@ func judge(e *Experiment, o *Outcome) {
 }
 
 func anyMeasured(ss []SeedValue) bool {
-	return slices.ContainsFunc(ss, func(s SeedValue) bool { return !math.IsNaN(s.Value) })
+	return slices.ContainsFunc(ss, func(s SeedValue) bool { return !math.IsNaN(float64(s.Value)) })
 }
 
 // measured says what the runs gave: the median, the seeds' spread and
@@ -231,12 +232,12 @@ func measured(c ClaimSpec, co ClaimOutcome, unit string) string {
 		if !s.Faithful {
 			mark = " (degraded, not counted)"
 		}
-		each = append(each, fmt.Sprintf("seed %d: %s%s", s.Seed, num(s.Value, unit), mark))
+		each = append(each, fmt.Sprintf("seed %d: %s%s", s.Seed, num(float64(s.Value), unit), mark))
 	}
-	if math.IsNaN(co.Value) {
+	if math.IsNaN(float64(co.Value)) {
 		return what + ": " + strings.Join(each, ", ")
 	}
-	return fmt.Sprintf("%s: %s (%s)", what, num(co.Value, unit), strings.Join(each, ", "))
+	return fmt.Sprintf("%s: %s (%s)", what, num(float64(co.Value), unit), strings.Join(each, ", "))
 }
 
 func (c ClaimSpec) metric() string {
@@ -281,4 +282,38 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Value is a claim's number: NaN (not measured) is null in JSON and +Inf
+// (never, e.g. a queue that never drained) is "never", as in Metrics.
+type Value float64
+
+// MarshalJSON writes NaN as null and +Inf as "never".
+func (v Value) MarshalJSON() ([]byte, error) {
+	x := float64(v)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, -1):
+		return []byte("null"), nil
+	case math.IsInf(x, 1):
+		return []byte(`"never"`), nil
+	}
+	return json.Marshal(x)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*v = Value(math.NaN())
+		return nil
+	case `"never"`:
+		*v = Value(math.Inf(1))
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*v = Value(x)
+	return nil
 }

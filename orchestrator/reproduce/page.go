@@ -39,6 +39,11 @@ func Publish(outs []*Outcome, docs string) error {
 		}
 		store[o.Name] = o
 	}
+	for _, o := range store {
+		if err := writePaperFigure(o, docs); err != nil {
+			return err
+		}
+	}
 	if err := writeStore(docs, store); err != nil {
 		return err
 	}
@@ -126,6 +131,24 @@ func copyFigures(o *Outcome, docs string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// writePaperFigure (re)draws the outcome's claims-against-the-paper
+// figure from its stored claims.
+func writePaperFigure(o *Outcome, docs string) error {
+	png, err := paperFigure(o)
+	if err != nil {
+		return err
+	}
+	o.PaperFigure = ""
+	if png == nil {
+		return nil
+	}
+	if err := atomicWrite(filepath.Join(docs, ResultsDir, o.Name, "paper.png"), png); err != nil {
+		return err
+	}
+	o.PaperFigure = filepath.ToSlash(filepath.Join(ResultsDir, o.Name, "paper.png"))
 	return nil
 }
 
@@ -258,7 +281,11 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 			p("\n| --- |%s\n", strings.Repeat(" ---: |", len(ran)))
 			p("| fidelity |")
 			for _, v := range ran {
-				p(" %s |", cell(v.Fidelity))
+				f := v.Fidelity
+				if len(v.Earlier) > 0 {
+					f += fmt.Sprintf(" (run %d; before: %s)", len(v.Earlier)+1, strings.Join(v.Earlier, "; "))
+				}
+				p(" %s |", cell(f))
 			}
 			p("\n")
 			for _, m := range o.Metrics {
@@ -274,8 +301,14 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 				}
 			}
 		}
-		p("\n| claim | paper | check | measured | verdict | note |\n| --- | --- | --- | --- | --- | --- |\n")
+		p("\n| # | claim | paper | check | measured | verdict | note |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+		k := 0
 		for _, c := range o.Claims {
+			num := ""
+			if c.Paper.Value != nil {
+				k++
+				num = strconv.Itoa(k)
+			}
 			m := c.Measured
 			if c.Reason != "" {
 				m = strings.TrimSpace(m + " " + c.Reason)
@@ -284,7 +317,10 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 			if c.Paper.Reading != "" {
 				paper += " " + c.Paper.Reading
 			}
-			p("| %s | %s | %s | %s | %s | %s |\n", cell(c.Claim), cell(paper), cell(c.Check), cell(m), verdictMark[c.Verdict], cell(c.Note))
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", num, cell(c.Claim), cell(paper), cell(c.Check), cell(m), verdictMark[c.Verdict], cell(c.Note))
+		}
+		if o.PaperFigure != "" {
+			p("\nThe numbered claims beside the paper: each seed's number over the paper's figure, with the band of agreement.\n\n![%s against the paper](%s)\n", o.Name, o.PaperFigure)
 		}
 	}
 	return b.Bytes()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -232,7 +233,7 @@ func TestJudgeRules(t *testing.T) {
 	// Seed 2 is degraded: only seeds 1 and 3 count, median 12.5.
 	o := &Outcome{Runs: []RunOutcome{run(1, 10, 40, 100, "faithful"), run(2, 100, 40, 100, "degraded: CPU stolen"), run(3, 15, 40, 100, "faithful")}}
 	judge(e, o)
-	if c := o.Claims[0]; c.Verdict != Agrees || c.Value != 12.5 || !c.Flips || !strings.Contains(c.Measured, "seed 2: 100.00 base RTTs (degraded, not counted)") {
+	if c := o.Claims[0]; c.Verdict != Agrees || float64(c.Value) != 12.5 || !c.Flips || !strings.Contains(c.Measured, "seed 2: 100.00 base RTTs (degraded, not counted)") {
 		t.Errorf("seeds: %+v", c)
 	}
 	// Every seed degraded: not counted.
@@ -289,6 +290,14 @@ func TestMetricsJSONWithoutNaN(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil || !math.IsNaN(m.Get("a")) || m.Get("b") != 2 || !math.IsInf(m.Get("c"), 1) {
 		t.Fatalf("%s -> %v %v", b, m, err)
 	}
+	vs := []Value{Value(math.NaN()), 2, Value(math.Inf(1))}
+	if b, err = json.Marshal(vs); err != nil || string(b) != `[null,2,"never"]` {
+		t.Fatalf("values: %s %v", b, err)
+	}
+	var back []Value
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(float64(back[0])) || back[1] != 2 || !math.IsInf(float64(back[2]), 1) {
+		t.Fatalf("%s -> %v %v", b, back, err)
+	}
 }
 
 // The same seed gives the same workload: every flow's endpoints, size and
@@ -317,5 +326,64 @@ func TestSameSeedSameWorkload(t *testing.T) {
 				t.Fatalf("%s: flow %d differs: %+v vs %+v", e.Name, i, fa[i], fb[i])
 			}
 		}
+	}
+}
+
+// The paper figure is drawn for claims with a paper number and only then.
+func TestPaperFigure(t *testing.T) {
+	p := 2.0
+	o := &Outcome{Name: "x", Claims: []ClaimOutcome{
+		{ID: "a", Paper: PaperNumber{Value: &p}, Seeds: []SeedValue{{Seed: 1, Value: 3, Faithful: true}, {Seed: 2, Value: 9}}},
+		{ID: "b", Paper: PaperNumber{}, Seeds: []SeedValue{{Seed: 1, Value: 3, Faithful: true}}},
+	}}
+	png, err := paperFigure(o)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("figure: %v, %d bytes", err, len(png))
+	}
+	o.Claims = o.Claims[1:]
+	if png, err := paperFigure(o); err != nil || png != nil {
+		t.Errorf("no numbered claim: %d bytes, %v", len(png), err)
+	}
+}
+
+// A variant judged degraded is run again with the same seed, in a run of
+// its own: its new outcome replaces the old one, which stays named beside
+// it.
+func TestRetryDegraded(t *testing.T) {
+	exps, err := Find(root, []string{"smoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := exps[0]
+	p, err := runner.Prepare(filepath.Join(root, e.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, Out: t.TempDir(), Log: io.Discard}
+	r := runSeed(context.Background(), e, p, 1, opt)
+	v := r.variant("cubic")
+	if v == nil || v.Status != "ran" {
+		t.Fatalf("first run: %+v", r)
+	}
+	first := v.Dir
+	v.Fidelity = "degraded: marked by the test"
+	ps, err := p.Reseed(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !retryDegraded(context.Background(), e, ps, &r, receiverRate(ps), opt) {
+		t.Fatal("nothing retried")
+	}
+	v = r.variant("cubic")
+	if v.Dir == first || v.Status != "ran" || len(v.Earlier) != 1 || v.Earlier[0] != first+": degraded: marked by the test" {
+		t.Errorf("after the retry: %+v", v)
+	}
+	if _, err := os.Stat(filepath.Join(v.Dir, "run.json")); err != nil {
+		t.Error(err)
+	}
+	// A faithful variant is not run again.
+	v.Fidelity = "faithful"
+	if retryDegraded(context.Background(), e, ps, &r, receiverRate(ps), opt) {
+		t.Error("a faithful variant was run again")
 	}
 }
