@@ -45,6 +45,10 @@ var measures = map[string]measure{
 			{"worst_conv", "slowest time to fairness", "ms"}, {"worst_conv_rtts", "slowest time to fairness", "base RTTs"}, {"base_rtt", "base RTT", "ms"}},
 		fn: measureFairness,
 	},
+	"convergence": {
+		metrics: []Metric{{"time_to_fair", "time to fairness from the start", "ms"}, {"jain_mean", "mean Jain index (>= 2 flows)", ""}},
+		fn:      measureConvergence,
+	},
 	"fct":        {metrics: fctMetrics, fn: func(v view, _ string) Metrics { return measureFCT(v) }},
 	"vai_incast": {metrics: vaiIncastMetrics, fn: measureVAIIncast},
 }
@@ -205,4 +209,23 @@ func (ms measure) unit(key string) (string, error) {
 		have = append(have, m.Key)
 	}
 	return "", fmt.Errorf("no metric %q (the measure has %v)", key, have)
+}
+
+// measureConvergence is the time from the first flow's start until the
+// bottleneck's flows are first fair (the experiment's analysis: window,
+// fairness threshold and hold), +Inf when they never are.
+func measureConvergence(v view, _ string) Metrics {
+	m := Metrics{}
+	g := v.fairGroup()
+	start, ok := v.groupStart("")
+	if g == nil || !ok {
+		return m
+	}
+	m["jain_mean"] = meanJain(g)
+	if g.FirstFair < 0 {
+		m["time_to_fair"] = math.Inf(1)
+	} else {
+		m["time_to_fair"] = float64(g.FirstFair - start)
+	}
+	return m
 }

@@ -265,7 +265,11 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 		vo.Reason = "the law reads the switch's INT records or ECN marks, but this run wrote no queues.csv: the switch was not active"
 	}
 	fmt.Fprintf(log, "[%s] analysing %s\n", cc, dir)
-	a, err := report.AnalyzeRun(ctx, dir, report.Config{Window: time.Millisecond})
+	cfg := report.Config{Window: time.Duration(e.Analysis.Window), FairThreshold: e.Analysis.Fair, FairHold: time.Duration(e.Analysis.Hold)}
+	if cfg.Window == 0 {
+		cfg.Window = time.Millisecond
+	}
+	a, err := report.AnalyzeRun(ctx, dir, cfg)
 	if err != nil {
 		vo.Status, vo.Reason = "failed", "analysis: "+err.Error()
 		return vo
