@@ -23,6 +23,7 @@ type Series struct {
 	Color  int  // 1-based palette index; 0 picks by position
 	Step   bool // draw as a step function (a CDF)
 	Marks  bool // mark each point too (few points, e.g. one per bin)
+	Dots   bool // markers only, no line (as Chart.Points, for this series)
 }
 
 // Chart is one figure.
@@ -88,7 +89,7 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 		if s.Color > 0 {
 			col = Color(s.Color - 1)
 		}
-		if c.Points {
+		if c.Points || s.Dots {
 			sc, err := dots(xy, col, draw.CircleGlyph{})
 			if err != nil {
 				return nil, fmt.Errorf("plot %q: %w", c.Title, err)

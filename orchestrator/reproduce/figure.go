@@ -16,6 +16,7 @@ func paperFigure(o *Outcome) ([]byte, error) {
 	var faithful, degraded plot.Series
 	faithful.Name, degraded.Name = "faithful seeds", "degraded seeds (not counted)"
 	faithful.Color, degraded.Color = 1, 2
+	faithful.Dots, degraded.Dots = true, true
 	n := 0
 	for _, c := range o.Claims {
 		if c.Paper.Value == nil || *c.Paper.Value <= 0 {

@@ -99,8 +99,10 @@ func order(store map[string]*Outcome) []*Outcome {
 	return out
 }
 
-// copyFigures copies the chosen PNGs of every variant that ran, from each
-// seed's run (docs/results/<name>/<cc>-seed<seed>-<figure>.png).
+// copyFigures copies the chosen PNGs of every variant that ran in the
+// first seed's run (docs/results/<name>/<cc>-seed<seed>-<figure>.png); the
+// other seeds' figures stay in their run directories, which the page
+// names.
 func copyFigures(o *Outcome, docs string) error {
 	dst := filepath.Join(docs, ResultsDir, o.Name)
 	if err := os.RemoveAll(dst); err != nil {
@@ -108,6 +110,12 @@ func copyFigures(o *Outcome, docs string) error {
 	}
 	for ri := range o.Runs {
 		r := &o.Runs[ri]
+		if ri > 0 {
+			for i := range r.Variants {
+				r.Variants[i].Figures = nil
+			}
+			continue
+		}
 		for i := range r.Variants {
 			v := &r.Variants[i]
 			v.Figures = nil
