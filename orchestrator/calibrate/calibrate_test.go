@@ -97,17 +97,21 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 				t.Errorf("settings %v hold %s, which is pinned or not the law's", set, s)
 			}
 		}
-		// Every time constant follows the base RTT; HPCC's bytes per
-		// VAI token follow the BDP (100 Mbit/s x base RTT against the
-		// paper's 150 KB).
+		// The papers' path through 3 switches (4 links of 1 us) has an
+		// 8 us RTT: every paper time constant is stretched by base RTT /
+		// 8 us, HPCC's bytes per VAI token by the BDP (100 Mbit/s x base
+		// RTT) over the paper's of that path (100 Gbit/s x 8 us).
+		if dv.PaperRTTNs != 8000 || dv.TimeScale != float64(dv.BaseRTTNs)/8000 {
+			t.Errorf("paper RTT %d ns, time scale %v for base RTT %d ns", dv.PaperRTTNs, dv.TimeScale, dv.BaseRTTNs)
+		}
 		bdp := 100e6 / 8 * float64(dv.BaseRTTNs) / 1e9
 		for _, want := range []string{
 			fmt.Sprintf("powertcp.base_rtt_ns=%d", dv.BaseRTTNs),
 			fmt.Sprintf("swift.fs_range_ns=%d", dv.BaseRTTNs/2),
-			fmt.Sprintf("swift.vai_ai_div=%d", dv.BaseRTTNs*30/12000),
-			fmt.Sprintf("hpcc.vai_ai_div=%d", int64(1024*bdp/150000)),
-			fmt.Sprintf("timely.t_high_ns=%d", roundUpUs(500000*dv.BaseRTTNs/12000)),
-			fmt.Sprintf("dcqcn.timer_ns=%d", roundUpUs(55000*dv.BaseRTTNs/12000)),
+			fmt.Sprintf("swift.vai_ai_div=%d", dv.BaseRTTNs*30/8000),
+			fmt.Sprintf("hpcc.vai_ai_div=%d", int64(1024*bdp/100000)),
+			fmt.Sprintf("timely.t_high_ns=%d", roundUpUs(500000*dv.BaseRTTNs/8000)),
+			fmt.Sprintf("dcqcn.timer_ns=%d", roundUpUs(55000*dv.BaseRTTNs/8000)),
 			"timely.host_bw_mbps=100", "dcqcn.host_bw_mbps=100",
 		} {
 			if !slices.Contains(set, want) {

@@ -47,19 +47,26 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 //     have the same.
 //   - Swift's flow-scaling range: half the base RTT, the law's own
 //     default ratio (25 us of its 50 us).
+//   - the time scale: the base RTT over the papers' base RTT of a path
+//     through as many switches (1 us links, 2 us per link both ways: 12
+//     us for 5 switches, 4 us for one), the factor by which this fabric
+//     stretches the papers' (x 1000 with 1 ms links) whatever its shape.
 //   - TIMELY's and DCQCN's time constants (minRTT, T_low, T_high; K, N,
-//     T): their papers' values, set for fabrics of the same 12 us largest
-//     base RTT as the fast-convergence paper's (the HPCC and PowerTCP
-//     simulators run them unchanged there), times base RTT / 12 us.
-//     Their rate steps are fractions of the host rate (the laws'
-//     defaults) and DCQCN's byte counter stays in bytes (BDPs match).
+//     T): their papers' values (the HPCC and PowerTCP simulators run them
+//     unchanged in 1 us-link fabrics), times the time scale. Their rate
+//     steps are fractions of the host rate (the laws' defaults) and
+//     DCQCN's byte counter stays in bytes (BDPs match).
 //   - Variable AI's congestion per token, the fast-convergence paper's
-//     values scaled from its fabric (largest base RTT 12 us, 100 Gbit/s
-//     hosts, BDP 150 KB) by the scaling rule (docs/scaling.md): Swift's
-//     30 ns of queueing delay per token with the RTT, HPCC's 1 KB of
-//     queue per token with the BDP.
+//     values (100 Gbit/s hosts, 1 us links) carried over by the scaling
+//     rule (docs/scaling.md): Swift's 30 ns of queueing delay per token
+//     times the time scale, HPCC's 1 KB of queue per token times this
+//     BDP over the paper's BDP of the same path.
 type Derived struct {
-	BaseRTTNs         int64   `json:"base_rtt_ns"`
+	BaseRTTNs int64 `json:"base_rtt_ns"`
+	// PaperRTTNs is the papers' base RTT of the longest class's path, the
+	// reference of TimeScale = BaseRTTNs / PaperRTTNs.
+	PaperRTTNs        int64   `json:"paper_rtt_ns"`
+	TimeScale         float64 `json:"time_scale"`
 	SwiftBaseTargetNs int64   `json:"swift_base_target_ns"`
 	SwiftPerHopNs     int64   `json:"swift_per_hop_ns"`
 	SwiftHops         int     `json:"swift_hops"`
@@ -81,7 +88,7 @@ const swiftHeadroomDiv = 4
 // The fast-convergence paper's fabric and Variable AI settings, which
 // the scaling rule carries over.
 const (
-	paperBaseRTTNs     = 12000   // largest base RTT: 5 switches, 1 us links
+	paperLinkDelayNs   = 1000    // every link: 12 us base RTT through 5 switches
 	paperHostBps       = 100e9   // host links
 	paperSwiftAiDivNs  = 30      // Swift: 30 ns of queueing per token
 	paperHpccAiDivByte = 1 << 10 // HPCC: 1 KB of queue per token
@@ -101,9 +108,11 @@ var lawParams = map[string][]string{
 	"qcn_t": {"host_bw_mbps"},
 }
 
-// The TIMELY and DCQCN papers' time constants (ns), scaled by base RTT /
-// paperBaseRTTNs, within the laws' range (maxLawTimeNs: T_high reaches it
-// at a 24 ms base RTT).
+// paperRTTNs is the papers' base RTT of a path through switches switches.
+func paperRTTNs(switches int) int64 { return 2 * int64(switches+1) * paperLinkDelayNs }
+
+// The TIMELY and DCQCN papers' time constants (ns), times the time scale,
+// within the laws' range (maxLawTimeNs: T_high reaches it at x 2000).
 var paperTimeNs = map[string]map[string]int64{
 	"timely": {"min_rtt_ns": 20000, "t_low_ns": 50000, "t_high_ns": 500000},
 	"dcqcn":  {"alpha_ns": 55000, "cnp_ns": 50000, "timer_ns": 55000},
@@ -137,11 +146,13 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	d.IntMaxAgeNs = min(max(20*d.BaseRTTNs, int64(time.Millisecond)), int64(30*time.Millisecond))
 	d.HostBwMbps = hostMbps(plan)
 	d.SwiftFsRangeNs = d.BaseRTTNs / 2
-	d.SwiftVaiAiDivNs = max(1, d.BaseRTTNs*paperSwiftAiDivNs/paperBaseRTTNs)
+	d.PaperRTTNs = paperRTTNs(hi.Switches)
+	d.TimeScale = float64(d.BaseRTTNs) / float64(d.PaperRTTNs)
+	d.SwiftVaiAiDivNs = max(1, d.BaseRTTNs*paperSwiftAiDivNs/d.PaperRTTNs)
 	if d.HostBwMbps > 0 {
-		// bytes = 1 KB * (host_bw * base_rtt) / (100 Gbit/s * 12 us)
+		// bytes = 1 KB * (host_bw * base_rtt) / (100 Gbit/s * paper RTT)
 		bdp := float64(d.HostBwMbps) * 1e6 / 8 * float64(d.BaseRTTNs) / 1e9
-		d.HpccVaiAiDivBytes = max(1, int64(paperHpccAiDivByte*bdp/(paperHostBps/8*paperBaseRTTNs/1e9)))
+		d.HpccVaiAiDivBytes = max(1, int64(paperHpccAiDivByte*bdp/(paperHostBps/8*float64(d.PaperRTTNs)/1e9)))
 	}
 
 	values := map[string]struct {
@@ -160,8 +171,8 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		v    int64
 		rule string
 	}{
-		"swift": {"vai_ai_div": {d.SwiftVaiAiDivNs, "30 ns per token (paper) x base RTT / 12 us"}},
-		"hpcc":  {"vai_ai_div": {d.HpccVaiAiDivBytes, "1 KB per token (paper) x BDP / 150 KB"}},
+		"swift": {"vai_ai_div": {d.SwiftVaiAiDivNs, fmt.Sprintf("30 ns per token (paper) x base RTT / %d us (the papers' RTT of the path)", d.PaperRTTNs/1000)}},
+		"hpcc":  {"vai_ai_div": {d.HpccVaiAiDivBytes, fmt.Sprintf("1 KB per token (paper) x BDP / the paper's BDP of the path (100 Gbit/s x %d us)", d.PaperRTTNs/1000)}},
 	}
 	for law, consts := range paperTimeNs {
 		if perLaw[law] == nil {
@@ -174,7 +185,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 			perLaw[law][name] = struct {
 				v    int64
 				rule string
-			}{min(roundUpUs(ns*d.BaseRTTNs/paperBaseRTTNs), maxLawTimeNs), fmt.Sprintf("%d us (paper) x base RTT / 12 us, at most 1 s", ns/1000)}
+			}{min(roundUpUs(ns*d.BaseRTTNs/d.PaperRTTNs), maxLawTimeNs), fmt.Sprintf("%d us (paper) x base RTT / %d us (the papers' RTT of the path), at most 1 s", ns/1000, d.PaperRTTNs/1000)}
 		}
 	}
 	for _, law := range laws {
