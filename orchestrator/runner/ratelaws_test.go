@@ -23,7 +23,7 @@ import (
 // 100 Mbit/s), registered by the run with the calibration's time
 // constants: two long flows, the second starting 1 s after the first,
 // share the link (measured over [8 s, 11.5 s]: DCQCN's timers scale with
-// the RTT, 19 ms here, and it needs seconds to converge), fill it, and
+// the time scale, 38 ms here, and it needs seconds to converge), fill it, and
 // hold the bottleneck
 // queue where each law puts it: DCQCN below RED's Kmax (a law that
 // missed its marks would sit at the buffer), TIMELY
@@ -81,11 +81,13 @@ workload:
 		fair      float64 // Jain's index at least
 	}{
 		// DCQCN converges slowly: its fairness comes from RED's random
-		// marks, one CNP per 17 ms at most, and increase events every
-		// 19 ms (timer) or 1.6 s (10 MB byte counter at 50 Mbit/s): the
-		// papers' tens of microseconds times 570. Measured 0.80-0.85
-		// and 0.98-0.99 over [8 s, 11.5 s] (0.798: 71.9 / 23.8 Mbit/s,
-		// once in make test); a starved flow gives 0.5-0.6.
+		// marks, one CNP per 34 ms at most, and increase events every
+		// 38 ms (timer) or 1.6 s (10 MB byte counter at 50 Mbit/s): the
+		// papers' tens of microseconds times the time scale, 700 on this
+		// 2-switch path (19 ms before 2026-11-26, x 350). Measured
+		// 0.80-0.85 and 0.98-0.99 over [8 s, 11.5 s] at x 350 (0.798 and
+		// 0.725 once each in make test), 0.942 at x 700; a starved flow
+		// gives 0.5-0.6.
 		// Its queue median (upper sixth of s0's samples) measured 7.5-35
 		// KB, around and below Kmin 33 KB, with the link full: bounded
 		// above by Kmax (at the buffer, 256 KB, when the marks are
