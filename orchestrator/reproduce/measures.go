@@ -201,7 +201,7 @@ func measureVAIIncast(v view, group string) Metrics {
 	return m
 }
 
-// metricUnit is the unit of a measure's metric, for the claims' checks.
+// unit is the unit of a measure's metric, for the claims' checks.
 func (ms measure) unit(key string) (string, error) {
 	for _, m := range ms.metrics {
 		if m.Key == key {

@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -157,11 +158,8 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 	if len(e.Compare) == 0 {
 		e.Compare = []string{x.CC}
 	}
-	if err := x.Reproduce.Decode(&e.Spec); err != nil {
+	if err := decodeStrict(&x.Reproduce, &e.Spec); err != nil {
 		return nil, fmt.Errorf("line %d: reproduce: %w", x.Reproduce.Line, err)
-	}
-	if err := checkKeys(&x.Reproduce); err != nil {
-		return nil, err
 	}
 	if len(e.Seeds) == 0 {
 		e.Seeds = []int64{x.Seed}
@@ -187,24 +185,17 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 	return e, nil
 }
 
-// checkKeys refuses unknown keys in the block (a misspelt key would
-// otherwise silently drop a claim's bound).
-func checkKeys(n *yaml.Node) error {
-	var s Spec
-	dec := yaml.NewDecoder(strings.NewReader(mustMarshal(n)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		return fmt.Errorf("reproduce: %w", err)
-	}
-	return nil
-}
-
-func mustMarshal(n *yaml.Node) string {
+// decodeStrict decodes the block refusing unknown keys (a misspelt key
+// would otherwise silently drop a claim's bound); yaml.Node.Decode has no
+// such mode, so the node goes through a strict decoder.
+func decodeStrict(n *yaml.Node, out *Spec) error {
 	b, err := yaml.Marshal(n)
 	if err != nil {
-		return ""
+		return err
 	}
-	return string(b)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(out)
 }
 
 // timeUnits are metrics in absolute time: their values change with the
