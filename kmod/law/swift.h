@@ -335,6 +335,12 @@ LAW_COLD __u32 swift_vai_step(struct swift_state *s,
 	__u64 ai, add, mdf, acked = x->acked;
 	__u32 trace = 0;
 	int commit = 0;
+	/* SF's decrease point (counts this ACK), before the tokens: the
+	 * reference window is adjusted, and tokens spent (Algorithm 2), every
+	 * decrease period while decreasing and once per RTT while increasing
+	 * (section IV-A), as HPCC spends them (update_wc). */
+	int sf = p->vai.sf_acks ? vai_sf_point(&s->vai, &p->vai) : 0;
+	int adjust = p->vai.sf_acks && x->congested ? sf : x->rtt_end;
 
 	if (p->vai.enable) {
 		vai_observe(&s->vai, x->delay, x->congested);
@@ -345,7 +351,7 @@ LAW_COLD __u32 swift_vai_step(struct swift_state *s,
 							  LAW_RTT_MAX_NS));
 	}
 	ai = law_min64(p->ai_bytes, 1U << 24) *
-	     law_min64(vai_tokens(&s->vai, &p->vai, x->rtt_end),
+	     law_min64(vai_tokens(&s->vai, &p->vai, adjust),
 		       VAI_BANK_CAP_MAX);
 	if (ai > p->ai_bytes)
 		trace |= LAW_TR_VAI;
@@ -359,8 +365,6 @@ LAW_COLD __u32 swift_vai_step(struct swift_state *s,
 		 * from a reference window, committed every sf_acks ACKs while
 		 * decreasing and once per RTT while increasing.
 		 */
-		int sf = vai_sf_point(&s->vai, &p->vai);
-
 		if (x->congested) {
 			mdf = swift_mdf_ppm(x->delay, x->target, p->beta_ppm,
 					    p->max_mdf_ppm);
