@@ -121,7 +121,7 @@
 	P(SWIFT, fs_max_cwnd_segs, fs_max_cwnd_segs, "segments", 100, 1, 100000, 0,	\
 	  "flow-based scaling: window given no scaling (paper: 100; 50 on small topologies)")			\
 	P(SWIFT, ai_bytes, ai_bytes, "bytes", 1448, 1, 16777216, 0,			\
-	  "additive increase per RTT")						\
+	  "additive increase per RTT (paper: 50 Mbit/s at 100 Gbit/s = BDP/2000, derived by the calibration; default one MSS)") \
 	P(SWIFT, beta_ppm, beta_ppm, "ppm", 800000, 1, 1000000, 0,			\
 	  "beta, the multiplicative decrease gain (0.8)")			\
 	P(SWIFT, max_mdf_ppm, max_mdf_ppm, "ppm", 500000, 1, 999999, 0,		\

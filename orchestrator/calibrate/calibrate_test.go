@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -100,7 +101,9 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 		// The papers' path through 3 switches (4 links of 1 us) has an
 		// 8 us RTT: every paper time constant is stretched by base RTT /
 		// 8 us, HPCC's bytes per VAI token by the BDP (100 Mbit/s x base
-		// RTT) over the paper's of that path (100 Gbit/s x 8 us).
+		// RTT) over the paper's of that path (100 Gbit/s x 8 us); Swift's
+		// additive increase, 50 Mbit/s per RTT at 100 Gbit/s, is the BDP
+		// / 2000.
 		if dv.PaperRTTNs != 8000 || dv.TimeScale != float64(dv.BaseRTTNs)/8000 {
 			t.Errorf("paper RTT %d ns, time scale %v for base RTT %d ns", dv.PaperRTTNs, dv.TimeScale, dv.BaseRTTNs)
 		}
@@ -110,6 +113,7 @@ func TestCalibrationFollowsDelay(t *testing.T) {
 			fmt.Sprintf("swift.fs_range_ns=%d", dv.BaseRTTNs/2),
 			fmt.Sprintf("swift.vai_ai_div=%d", dv.BaseRTTNs*30/8000),
 			fmt.Sprintf("hpcc.vai_ai_div=%d", int64(1024*bdp/100000)),
+			fmt.Sprintf("swift.ai_bytes=%d", max(1, int64(math.Round(bdp/2000)))),
 			fmt.Sprintf("timely.t_high_ns=%d", roundUpUs(500000*dv.BaseRTTNs/8000)),
 			fmt.Sprintf("dcqcn.timer_ns=%d", roundUpUs(55000*dv.BaseRTTNs/8000)),
 			"timely.host_bw_mbps=100", "dcqcn.host_bw_mbps=100",

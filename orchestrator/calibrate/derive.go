@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -61,6 +62,12 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 //     rule (docs/scaling.md): Swift's 30 ns of queueing delay per token
 //     times the time scale, HPCC's 1 KB of queue per token times this
 //     BDP over the paper's BDP of the same path.
+//   - Swift's additive increase: the fast-convergence paper's 50 Mbit/s
+//     per RTT at 100 Gbit/s ("like HPCC", whose W_AI it is), a rate
+//     scaled by the rate scale, over a base RTT: host_bw / 100 Gbit/s x
+//     50 Mbit/s x base RTT in bytes, the BDP / 2000 (HPCC's own W_AI at
+//     its defaults, W_init x (1 - eta) / N), rounded, at least 1 byte.
+//     Not set when hosts differ in rate (the law's MSS per RTT stands).
 type Derived struct {
 	BaseRTTNs int64 `json:"base_rtt_ns"`
 	// PaperRTTNs is the papers' base RTT of the longest class's path, the
@@ -75,6 +82,7 @@ type Derived struct {
 	SwiftFsRangeNs    int64   `json:"swift_fs_range_ns"`
 	SwiftVaiAiDivNs   int64   `json:"swift_vai_ai_div_ns"`
 	HpccVaiAiDivBytes int64   `json:"hpcc_vai_ai_div_bytes,omitempty"`
+	SwiftAiBytes      int64   `json:"swift_ai_bytes,omitempty"`
 	Params            []Param `json:"params"` // per law, with what the experiment pinned
 }
 
@@ -92,6 +100,7 @@ const (
 	paperHostBps       = 100e9   // host links
 	paperSwiftAiDivNs  = 30      // Swift: 30 ns of queueing per token
 	paperHpccAiDivByte = 1 << 10 // HPCC: 1 KB of queue per token
+	paperAiBps         = 50e6    // Swift, "like HPCC": additive increase 50 Mbit/s
 )
 
 // lawParams lists which derived parameter each law has.
@@ -99,7 +108,7 @@ var lawParams = map[string][]string{
 	"powertcp":       {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
 	"theta_powertcp": {"base_rtt_ns", "host_bw_mbps"},
 	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns", "vai_ai_div"},
-	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div"},
+	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div", "ai_bytes"},
 	"timely":         {"host_bw_mbps", "min_rtt_ns", "t_low_ns", "t_high_ns"},
 	"dcqcn":          {"host_bw_mbps", "alpha_ns", "cnp_ns", "timer_ns"},
 	// QCN's cycles (150 KB, 15 ms; QCN-T's 2.4 ms) are not RTT-bound:
@@ -153,6 +162,8 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		// bytes = 1 KB * (host_bw * base_rtt) / (100 Gbit/s * paper RTT)
 		bdp := float64(d.HostBwMbps) * 1e6 / 8 * float64(d.BaseRTTNs) / 1e9
 		d.HpccVaiAiDivBytes = max(1, int64(paperHpccAiDivByte*bdp/(paperHostBps/8*float64(d.PaperRTTNs)/1e9)))
+		// bytes per RTT = 50 Mbit/s * host_bw / 100 Gbit/s * base_rtt / 8
+		d.SwiftAiBytes = max(1, int64(math.Round(bdp*paperAiBps/paperHostBps)))
 	}
 
 	values := map[string]struct {
@@ -166,6 +177,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		"hops":           {int64(d.SwiftHops), "switches of the longest class"},
 		"host_bw_mbps":   {d.HostBwMbps, "the hosts' link rate (topology)"},
 		"fs_range_ns":    {d.SwiftFsRangeNs, "base RTT / 2 (the law's default ratio)"},
+		"ai_bytes":       {d.SwiftAiBytes, "50 Mbit/s per RTT (paper, as HPCC's W_AI) x host_bw / 100 Gbit/s x base RTT / 8: BDP / 2000, rounded, at least 1"},
 	}
 	perLaw := map[string]map[string]struct {
 		v    int64
@@ -194,7 +206,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 			if !ok {
 				v = values[name]
 			}
-			if v.v == 0 && (name == "host_bw_mbps" || name == "vai_ai_div") {
+			if v.v == 0 && (name == "host_bw_mbps" || name == "vai_ai_div" || name == "ai_bytes") {
 				continue // hosts at different rates: the law's default stands
 			}
 			p := Param{Law: law, Name: name, Value: v.v, Rule: v.rule}
