@@ -1,66 +1,110 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Provisions the cclab VM (Debian 12): the running kernel's headers, the
-# laws' kernel modules built and loaded, cclab built, and the smoke test.
+# Provisions the cclab VM (Debian 12): the running kernel's headers and the
+# build tools (only what is missing: cclab's box has them all), the laws'
+# kernel modules built and installed with DKMS and loaded, cclab (prebuilt
+# by the host, or built here), and the VM's experiment
+# (vagrant/experiment.yaml) with its analysis into /vagrant/results/vagrant.
 # Runs as root from `vagrant up` / `vagrant provision`; idempotent.
 set -euo pipefail
 
 repo=/vagrant
 export DEBIAN_FRONTEND=noninteractive
+step() { echo "provision: $*"; }
 
 if [ "${CCLAB_KERNEL:-stable}" = backports ] && ! uname -r | grep -q '^6\.12'; then
-	echo "provision: installing the 6.12 kernel from bookworm-backports; reboot, then provision again"
+	step "installing the 6.12 kernel from bookworm-backports; reboot, then provision again"
 	echo "deb http://deb.debian.org/debian bookworm-backports main" >/etc/apt/sources.list.d/backports.list
 	apt-get update -qq
 	apt-get install -y -qq -t bookworm-backports linux-image-amd64 linux-headers-amd64 >/dev/null
-	echo "provision: run 'vagrant reload --provision'"
+	step "run 'vagrant reload --provision'"
 	exit 0
 fi
 
-echo "provision: headers for $(uname -r), build tools"
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "linux-headers-$(uname -r)" make gcc-12 \
-	ca-certificates curl >/dev/null
-
-# Go at the version go.mod asks for (Debian 12's is too old).
-gover=$(awk '/^go / { print $2; exit }' "$repo/go.mod")
-if ! /usr/local/go/bin/go version 2>/dev/null | grep -q "go$gover"; then
-	echo "provision: Go $gover"
-	curl -fsSL "https://go.dev/dl/go$gover.linux-amd64.tar.gz" -o /tmp/go.tgz
-	rm -rf /usr/local/go && tar -C /usr/local -xzf /tmp/go.tgz && rm /tmp/go.tgz
-fi
-export PATH=$PATH:/usr/local/go/bin
-
-echo "provision: the law modules"
-make -C "$repo/kmod" modules
-for m in cclab_int tcp_powertcp tcp_theta_powertcp tcp_hpcc tcp_swift; do
-	[ -e "/sys/module/$m" ] && rmmod "$m"
+# ---- packages: only what is missing ----
+want=("linux-headers-$(uname -r)" dkms make gcc-12 iproute2 iperf3 ethtool kmod rsync)
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-insmod "$repo/kmod/cclab_int.ko"
-for l in powertcp theta_powertcp hpcc swift; do insmod "$repo/kmod/tcp_$l.ko"; done
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing ${missing[*]}"
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ---- the law modules, with DKMS ----
+# dkms.conf wants kmod/ and tcopt/ side by side under /usr/src/cclab-0.1.
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/kmod/dkms.conf")
+src=/usr/src/cclab-$ver
+step "DKMS: cclab/$ver for $(uname -r)"
+mkdir -p "$src"
+rsync -a --delete --exclude '*.go' --exclude '*_bpfel.*' --exclude testdata \
+	--exclude '*.o' --exclude '*.ko' --exclude '*.mod*' --exclude '.*.cmd' \
+	"$repo/kmod" "$repo/tcopt" "$src/"
+cp "$repo/kmod/dkms.conf" "$src/dkms.conf"
+# Built again only when the sources changed (a checksum of the tree).
+sum=$(cd "$src" && find . -type f ! -name .sum -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$src/.sum" 2>/dev/null)" = "$sum" ] &&
+	dkms status "cclab/$ver" -k "$(uname -r)" 2>/dev/null | grep -q installed; then
+	step "DKMS: the installed modules are of these sources"
+else
+	if dkms status "cclab/$ver" 2>/dev/null | grep -q .; then
+		dkms remove "cclab/$ver" --all >/dev/null
+	fi
+	t0=$(date +%s)
+	dkms add "cclab/$ver" >/dev/null
+	dkms install "cclab/$ver" -k "$(uname -r)" >/tmp/dkms.log 2>&1 || {
+		tail -30 /tmp/dkms.log
+		tail -30 "/var/lib/dkms/cclab/$ver/build/make.log" 2>/dev/null
+		exit 1
+	}
+	echo "$sum" >"$src/.sum"
+	step "DKMS built and installed the modules in $(($(date +%s) - t0)) s"
+fi
+step "$(dkms status "cclab/$ver")"
+
+laws="powertcp theta_powertcp hpcc swift timely dcqcn qcn qcn_t"
+for l in $laws; do
+	if [ -e "/sys/module/tcp_$l" ]; then rmmod "tcp_$l"; fi
+done
+if [ -e /sys/module/cclab_int ]; then rmmod cclab_int; fi
+modprobe cclab_int
+for l in $laws; do modprobe "tcp_$l"; done
+# DCTCP is Debian's own module (kmod/ has none; cclab's eBPF build needs
+# a newer kernel's struct_ops): `cclab run` uses it as it is.
 modprobe tcp_dctcp
 modprobe sch_netem
-echo "provision: congestion control available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
+step "congestion control available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
 
-echo "provision: cclab (scripts/bootstrap installs the rest)"
-cd "$repo"
-make bootstrap build
-
-# The smoke test: the experiments' smallest run if the tree has one, else
-# a flow per law over a netns pair with netem delay.
-if [ -f experiments/smoke.yaml ]; then
-	bin/cclab run experiments/smoke.yaml
+# ---- cclab ----
+mkdir -p "$repo/bin"
+if [ -n "${CCLAB_PREBUILT:-}" ] && [ -x "$CCLAB_PREBUILT/bin/cclab" ]; then
+	step "cclab: the host's build ($CCLAB_PREBUILT/bin/cclab)"
+	install -m 0755 "$CCLAB_PREBUILT/bin/cclab" "$repo/bin/cclab"
 else
-	ip netns add cclab-vag-a && ip netns add cclab-vag-b
-	trap 'ip netns del cclab-vag-a; ip netns del cclab-vag-b' EXIT
-	ip link add va netns cclab-vag-a type veth peer name vb netns cclab-vag-b
-	ip -n cclab-vag-a addr add 10.9.0.1/24 dev va && ip -n cclab-vag-a link set va up
-	ip -n cclab-vag-b addr add 10.9.0.2/24 dev vb && ip -n cclab-vag-b link set vb up
-	tc -n cclab-vag-a qdisc add dev va root netem delay 1ms rate 100mbit
-	for l in powertcp theta_powertcp hpcc swift dctcp; do
-		ip netns exec cclab-vag-b iperf3 -s -1 -D
-		sleep 0.5
-		ip netns exec cclab-vag-a iperf3 -c 10.9.0.2 -C "$l" -t 2 | grep -E 'sender|receiver'
-	done
+	# Go at the version go.mod asks for (Debian 12's is too old), and the
+	# tools `make build` needs (scripts/bootstrap).
+	gover=$(awk '/^go / { print $2; exit }' "$repo/go.mod")
+	if ! /usr/local/go/bin/go version 2>/dev/null | grep -q "go$gover"; then
+		step "Go $gover"
+		curl -fsSL "https://go.dev/dl/go$gover.linux-amd64.tar.gz" -o /tmp/go.tgz
+		rm -rf /usr/local/go && tar -C /usr/local -xzf /tmp/go.tgz && rm /tmp/go.tgz
+	fi
+	export PATH=$PATH:/usr/local/go/bin
+	step "cclab: make bootstrap build"
+	make -C "$repo" bootstrap build
 fi
-echo "provision: done"
+install -m 0755 "$repo/bin/cclab" /usr/local/bin/cclab
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+
+# ---- the experiment, with the modules ----
+out=$repo/results
+rm -rf "$out/vagrant"
+step "cclab run vagrant/experiment.yaml"
+t0=$(date +%s)
+cclab run "$repo/vagrant/experiment.yaml" --out "$out" --run vagrant
+step "cclab analyze"
+cclab analyze "$out/vagrant"
+step "experiment and analysis took $(($(date +%s) - t0)) s; results in $out/vagrant"
+step "done"

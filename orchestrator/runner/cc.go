@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"cclab/internal/cc"
@@ -55,4 +56,75 @@ func echoCCs(regs map[string]cc.Params) map[string]bool {
 		}
 	}
 	return out
+}
+
+// splitBuilds separates the laws whose kernel module (kmod/) is loaded,
+// which run as the module under the law's name, and those whose name a
+// module that is not cclab's holds (Debian's tcp_dctcp: the kernel's own
+// law runs), from those the run registers as eBPF struct_ops.
+func splitBuilds(laws []string) (modules, foreign, ebpfLaws []string) {
+	for _, l := range laws {
+		switch {
+		case cc.ModuleLoaded("", l):
+			modules = append(modules, l)
+		case cc.ForeignModule("", l):
+			foreign = append(foreign, l)
+		default:
+			ebpfLaws = append(ebpfLaws, l)
+		}
+	}
+	return modules, foreign, ebpfLaws
+}
+
+// checkForeign refuses a `laws:` setting for a law whose name a module
+// that is not cclab's holds: the run could not apply it. Without one, the
+// kernel's module runs with its own parameters, and the log says so.
+func checkForeign(foreign, fileSettings []string, opt Options) error {
+	for _, l := range foreign {
+		if s := cc.SettingsFor([]string{l}, fileSettings); len(s) > 0 {
+			return fmt.Errorf("laws: %v set %s, but the congestion control %s is the kernel module tcp_%s, not cclab's: rmmod tcp_%s to run cclab's eBPF %s", s, l, l, l, l, l)
+		}
+		fmt.Fprintf(opt.Log, "%s is the kernel's own module tcp_%s (not cclab's), with its own parameters\n", l, l)
+	}
+	return nil
+}
+
+// applyToModules writes the experiment's settings and the derived
+// parameters into the loaded modules of laws, in place of a registration
+// (a module holds its law's name: the eBPF build cannot register beside
+// it).
+func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
+	for _, l := range laws {
+		want, err := cc.Resolve([]string{l}, cc.SettingsFor([]string{l}, settings))
+		if err != nil {
+			return fmt.Errorf("law %s (kernel module): %w", l, err)
+		}
+		got, err := cc.ApplyToModule("", want[0])
+		if err != nil {
+			return fmt.Errorf("law %s: %w", l, err)
+		}
+		if got.String() != want[0].String() {
+			return fmt.Errorf("law %s: module tcp_%s holds %s after the writes, want %s", l, l, got, want[0])
+		}
+		if ls.modules == nil {
+			ls.modules = map[string]cc.Params{}
+		}
+		ls.modules[l] = got
+		fmt.Fprintf(opt.Log, "%s runs as kernel module tcp_%s with %s\n", l, l, got)
+	}
+	return nil
+}
+
+// moduleInForce reads the parameters of a cclab law running as its
+// loaded kernel module, for run.json; false for anything else.
+func moduleInForce(name string) (cc.Params, bool) {
+	if !slices.Contains(cc.Laws(), name) || !cc.ModuleLoaded("", name) {
+		return cc.Params{}, false
+	}
+	like, err := cc.Resolve([]string{name}, nil)
+	if err != nil {
+		return cc.Params{}, false
+	}
+	ps, err := cc.ReadModule("", like[0])
+	return ps, err == nil
 }

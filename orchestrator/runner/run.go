@@ -119,7 +119,10 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 // once, with the parameters derived from the first calibration, so that
 // every variant's laws get the same ones.
 type lawState struct {
-	registered  bool
+	registered bool
+	// modules: the laws that ran as kernel modules, with the parameters
+	// written into them.
+	modules     map[string]cclaws.Params
 	base        *calibrate.Result
 	baseVariant string
 	derived     *calibrate.Derived
@@ -146,9 +149,21 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 		ls.base, ls.baseVariant, ls.derived = cal, v, d
 		settings = append(settings, d.Settings()...)
 	}
-	if len(p.Laws) > 0 {
-		fmt.Fprintf(opt.Log, "registering %v with %v\n", p.Laws, settings)
-		replaced, err := cclaws.Reconcile(ctx, p.Laws, settings, opt.Laws)
+	modules, foreign, ebpfLaws := splitBuilds(p.Laws)
+	if err := checkForeign(foreign, p.Exp.LawSettings(), opt); err != nil {
+		return err
+	}
+	if err := ls.applyToModules(modules, settings, opt); err != nil {
+		return err
+	}
+	if len(ebpfLaws) > 0 {
+		if len(modules)+len(foreign) > 0 {
+			// Only what concerns them: a "law.name" of a module's law
+			// would name a law that is not being registered.
+			settings = cclaws.SettingsFor(ebpfLaws, settings)
+		}
+		fmt.Fprintf(opt.Log, "registering %v with %v\n", ebpfLaws, settings)
+		replaced, err := cclaws.Reconcile(ctx, ebpfLaws, settings, opt.Laws)
 		if err != nil {
 			return fmt.Errorf("register laws: %w", err)
 		}
@@ -349,10 +364,16 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		return sum, err
 	}
 	for name, c := range rj.CC {
-		if ps, ok := regs[name]; ok {
-			c.Params = ps.Map()
-			rj.CC[name] = c
+		if ps, ok := laws.modules[name]; ok {
+			c.Params, c.Build = ps.Map(), BuildKmod
+		} else if ps, ok := moduleInForce(name); ok {
+			c.Params, c.Build = ps.Map(), BuildKmod
+		} else if slices.Contains(cclaws.Laws(), name) && cclaws.ForeignModule("", name) {
+			c.Build = BuildForeign
+		} else if ps, ok := regs[name]; ok {
+			c.Params, c.Build = ps.Map(), BuildEBPF
 		}
+		rj.CC[name] = c
 	}
 
 	// The noise floor: between the first and the last host (the farthest

@@ -76,7 +76,18 @@ type CCJSON struct {
 	// Params are the parameters in force, when the control exposes them
 	// (cclab's laws record theirs through a run extension).
 	Params map[string]any `json:"params,omitempty"`
+	// Build is which build of a cclab law ran: BuildEBPF or BuildKmod.
+	Build string `json:"build,omitempty"`
 }
+
+// The builds of a cclab law (kmod/README.md, kmod/bpf/README.md).
+const (
+	BuildEBPF = "ebpf"          // struct_ops, registered by the run
+	BuildKmod = "kernel module" // tcp_<law>.ko, loaded beforehand
+	// BuildForeign: a module that is not cclab's holds the law's name
+	// (Debian's tcp_dctcp), and ran with its own parameters.
+	BuildForeign = "kernel's own module"
+)
 
 // FlowCounts counts flows by outcome.
 type FlowCounts struct {
