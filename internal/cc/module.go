@@ -8,9 +8,8 @@ import (
 	"strings"
 )
 
-// SysModule is where the kernel lists loaded modules (tests replace it
-// with a directory of their own through ModuleOptions).
-const SysModule = "/sys/module"
+// sysModule is where the kernel lists loaded modules.
+const sysModule = "/sys/module"
 
 // A law built as a kernel module (kmod/) registers under the law's own name
 // and exposes the fields of its parameter struct, by the same names, as
@@ -18,35 +17,26 @@ const SysModule = "/sys/module"
 // <law>_params_check() on the whole set (kmod/README.md, "Parameters").
 
 // ModuleLoaded reports whether cclab's kernel module of law, tcp_<law>,
-// is loaded under sys (SysModule when empty). cclab's law modules use
+// is loaded. cclab's law modules use
 // cclab_int's symbols, so cclab_int lists them as holders; a module of the
 // same name that is not cclab's (Debian's tcp_dctcp) does not count.
-func ModuleLoaded(sys, law string) bool {
-	if sys == "" {
-		sys = SysModule
-	}
-	_, err := os.Stat(filepath.Join(sys, "cclab_int", "holders", "tcp_"+law))
+func ModuleLoaded(law string) bool {
+	_, err := os.Stat(filepath.Join(sysModule, "cclab_int", "holders", "tcp_"+law))
 	return err == nil
 }
 
 // ForeignModule reports whether a kernel module that is not cclab's is
 // loaded under law's module name, tcp_<law> (Debian's tcp_dctcp beside
 // cclab's eBPF DCTCP): it holds the congestion-control name.
-func ForeignModule(sys, law string) bool {
-	if sys == "" {
-		sys = SysModule
-	}
-	if _, err := os.Stat(filepath.Join(sys, "tcp_"+law)); err != nil {
+func ForeignModule(law string) bool {
+	if _, err := os.Stat(filepath.Join(sysModule, "tcp_"+law)); err != nil {
 		return false
 	}
-	return !ModuleLoaded(sys, law)
+	return !ModuleLoaded(law)
 }
 
-func moduleParamDir(sys, law string) string {
-	if sys == "" {
-		sys = SysModule
-	}
-	return filepath.Join(sys, "tcp_"+law, "parameters")
+func moduleParamDir(law string) string {
+	return filepath.Join(sysModule, "tcp_"+law, "parameters")
 }
 
 // ApplyToModule writes ps into the parameters of the law's loaded module
@@ -56,8 +46,8 @@ func moduleParamDir(sys, law string) string {
 // retried after the others until a pass writes nothing. A parameter the
 // module does not have, or a value it still refuses, is an error; the
 // writes already made stay (the module's set is valid at every step).
-func ApplyToModule(sys string, ps Params) (Params, error) {
-	dir := moduleParamDir(sys, ps.Law)
+func ApplyToModule(ps Params) (Params, error) {
+	dir := moduleParamDir(ps.Law)
 	if _, err := os.Stat(dir); err != nil {
 		return Params{}, fmt.Errorf("%s: kernel module tcp_%s is not loaded: %w", ps.Law, ps.Law, err)
 	}
@@ -86,13 +76,13 @@ func ApplyToModule(sys string, ps Params) (Params, error) {
 		}
 		todo = refused
 	}
-	return ReadModule(sys, ps)
+	return ReadModule(ps)
 }
 
 // ReadModule reads the parameters in force of the law's module, as the
 // fields of like (a Params of the same law, e.g. from Resolve).
-func ReadModule(sys string, like Params) (Params, error) {
-	dir := moduleParamDir(sys, like.Law)
+func ReadModule(like Params) (Params, error) {
+	dir := moduleParamDir(like.Law)
 	out := like
 	out.Fields = append([]Param(nil), like.Fields...)
 	for _, p := range out.Fields {

@@ -65,9 +65,9 @@ func echoCCs(regs map[string]cc.Params) map[string]bool {
 func splitBuilds(laws []string) (modules, foreign, ebpfLaws []string) {
 	for _, l := range laws {
 		switch {
-		case cc.ModuleLoaded("", l):
+		case cc.ModuleLoaded(l):
 			modules = append(modules, l)
-		case cc.ForeignModule("", l):
+		case cc.ForeignModule(l):
 			foreign = append(foreign, l)
 		default:
 			ebpfLaws = append(ebpfLaws, l)
@@ -99,7 +99,7 @@ func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
 		if err != nil {
 			return fmt.Errorf("law %s (kernel module): %w", l, err)
 		}
-		got, err := cc.ApplyToModule("", want[0])
+		got, err := cc.ApplyToModule(want[0])
 		if err != nil {
 			return fmt.Errorf("law %s: %w", l, err)
 		}
@@ -118,13 +118,13 @@ func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
 // moduleInForce reads the parameters of a cclab law running as its
 // loaded kernel module, for run.json; false for anything else.
 func moduleInForce(name string) (cc.Params, bool) {
-	if !slices.Contains(cc.Laws(), name) || !cc.ModuleLoaded("", name) {
+	if !slices.Contains(cc.Laws(), name) || !cc.ModuleLoaded(name) {
 		return cc.Params{}, false
 	}
 	like, err := cc.Resolve([]string{name}, nil)
 	if err != nil {
 		return cc.Params{}, false
 	}
-	ps, err := cc.ReadModule("", like[0])
+	ps, err := cc.ReadModule(like[0])
 	return ps, err == nil
 }

@@ -368,7 +368,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 			c.Params, c.Build = ps.Map(), BuildKmod
 		} else if ps, ok := moduleInForce(name); ok {
 			c.Params, c.Build = ps.Map(), BuildKmod
-		} else if slices.Contains(cclaws.Laws(), name) && cclaws.ForeignModule("", name) {
+		} else if slices.Contains(cclaws.Laws(), name) && cclaws.ForeignModule(name) {
 			c.Build = BuildForeign
 		} else if ps, ok := regs[name]; ok {
 			c.Params, c.Build = ps.Map(), BuildEBPF
