@@ -87,17 +87,7 @@ func runLoop(t *testing.T, l Law, rateMbps uint32, nflows int, kv ...string) loo
 			}
 		}
 		// The port: serve a step's bytes, stamp what leaves.
-		served := min(q, rateBpus)
-		q -= served
-		tx += served
-		for len(fifo) > 0 && fifo[0].end <= tx {
-			pk := fifo[0]
-			fifo = fifo[1:]
-			pk.qlen, pk.tx = uint64(q), uint64(tx)
-			pk.dequeueNs = uint64(now * 1000)
-			pk.ackAt = now + tauUs
-			pk.flow.acks = append(pk.flow.acks, pk)
-		}
+		served := serveStep(&fifo, &q, &tx, rateBpus, now, tauUs)
 		if second {
 			busy += served / rateBpus
 			qsum += q
@@ -223,4 +213,23 @@ func TestClosedLoopEightFlows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// serveStep is the model's port for one step: it serves up to rate bytes
+// of the queue q, and each packet whose last byte has left (tx) carries
+// the INT record of the dequeue (queue and transmitted bytes, time) and
+// has its ACK due tau after now. It returns the bytes served.
+func serveStep(fifo *[]loopPkt, q, tx *float64, rate, now, tau float64) float64 {
+	served := min(*q, rate)
+	*q -= served
+	*tx += served
+	for len(*fifo) > 0 && (*fifo)[0].end <= *tx {
+		pk := (*fifo)[0]
+		*fifo = (*fifo)[1:]
+		pk.qlen, pk.tx = uint64(*q), uint64(*tx)
+		pk.dequeueNs = uint64(now * 1000)
+		pk.ackAt = now + tau
+		pk.flow.acks = append(pk.flow.acks, pk)
+	}
+	return served
 }

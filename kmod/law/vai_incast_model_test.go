@@ -83,17 +83,7 @@ func runIncastModel(t *testing.T, l Law, kv ...string) incastResult {
 		if !alive {
 			break
 		}
-		served := min(q, rateBpus)
-		q -= served
-		tx += served
-		for len(fifo) > 0 && fifo[0].end <= tx {
-			pk := fifo[0]
-			fifo = fifo[1:]
-			pk.qlen, pk.tx = uint64(q), uint64(tx)
-			pk.dequeueNs = uint64(now * 1000)
-			pk.ackAt = now + tauUs
-			pk.flow.acks = append(pk.flow.acks, pk)
-		}
+		serveStep(&fifo, &q, &tx, rateBpus, now, tauUs)
 		if step%1000 == 0 {
 			qs = append(qs, q)
 		}
