@@ -102,32 +102,14 @@ func TestDeriveSwiftAI(t *testing.T) {
 		t.Errorf("pinned: settings %v register the derived ai_bytes", d.Settings())
 	}
 
-	tiny, err := topology.Parse("tiny.yaml", []byte(`name: tiny
-kind: star
-star: {senders: 2}
-links:
-  host:     {rate: 10Mbit, buffer: 64KB, delay: 10us}
-  receiver: {rate: 10Mbit, buffer: 64KB, delay: 10us}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tiny := starOf(t, "tiny", "{rate: 10Mbit, buffer: 64KB, delay: 10us}", "{rate: 10Mbit, buffer: 64KB, delay: 10us}")
 	// 10 Mbit/s x 50 us = 62.5 B: 0.03 B per RTT, rounded up to 1.
 	d = deriveFloors(t, tiny, map[int]int64{1: 50000}, nil)
 	if p, ok := param(d, "swift", "ai_bytes"); !ok || p.Value != 1 {
 		t.Errorf("tiny path: swift.ai_bytes %d (derived %v), want 1", p.Value, ok)
 	}
 
-	mixed, err := topology.Parse("mixed.yaml", []byte(`name: mixed
-kind: star
-star: {senders: 2}
-links:
-  host:     {rate: 100Mbit, buffer: 640KB, delay: 1ms}
-  receiver: {rate: 1Gbit, buffer: 640KB, delay: 1ms}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mixed := starOf(t, "mixed", "{rate: 100Mbit, buffer: 640KB, delay: 1ms}", "{rate: 1Gbit, buffer: 640KB, delay: 1ms}")
 	d = deriveFloors(t, mixed, map[int]int64{1: 4163000}, nil)
 	for _, ln := range [][2]string{{"swift", "ai_bytes"}, {"swift", "host_bw_mbps"}, {"hpcc", "vai_ai_div"}} {
 		if p, ok := param(d, ln[0], ln[1]); ok {
@@ -141,4 +123,15 @@ links:
 	if _, ok := param(d, "swift", "vai_ai_div"); !ok {
 		t.Errorf("hosts at different rates: swift.vai_ai_div not derived")
 	}
+}
+
+// starOf is a 2:1 star with the given host and receiver links (YAML flow
+// maps, as in topologies/).
+func starOf(t *testing.T, name, host, receiver string) *topology.Plan {
+	t.Helper()
+	plan, err := topology.Parse(name+".yaml", []byte("name: "+name+"\nkind: star\nstar: {senders: 2}\nlinks:\n  host: "+host+"\n  receiver: "+receiver+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
