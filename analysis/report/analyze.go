@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"time"
 
-	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 type wkey struct {

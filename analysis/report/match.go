@@ -10,7 +10,7 @@ import (
 
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // view is one connection, as seen by the capture that saw it first.

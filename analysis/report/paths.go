@@ -4,9 +4,9 @@ import (
 	"math"
 	"net/netip"
 
-	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // pathIdeal fills each flow's base RTT, ideal FCT, bottleneck and slowdown.

@@ -22,7 +22,7 @@ import (
 	"cclab/internal/nsexec"
 	"cclab/internal/testnet"
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // capture records headers-only packets on iface in namespace ns into a

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"cclab/analysis/ideal"
 	"cclab/analysis/pcapflows"
 	synth "cclab/internal/pcapsynth"
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
 	"cclab/tcopt"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 var (

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"strings"
 
-	"cclab/analysis/ideal"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // RunInfo is what analysis needs from run.json (docs/run-directory.md).

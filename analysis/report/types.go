@@ -5,10 +5,10 @@ import (
 	"net/netip"
 	"time"
 
-	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
 	"cclab/analysis/series"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // Config tunes an analysis. Zero fields take the defaults of Defaults.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cclab/analysis/ideal"
 	"cclab/analysis/metrics"
 	"cclab/analysis/report"
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 type analyzeFlags struct {

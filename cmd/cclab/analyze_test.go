@@ -13,7 +13,7 @@ import (
 
 	synth "cclab/internal/pcapsynth"
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // writeRun makes a two-host run directory: one flow per law, their

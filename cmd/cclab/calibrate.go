@@ -17,7 +17,7 @@ import (
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // calibrateFlags are the command's settings beyond the host options.

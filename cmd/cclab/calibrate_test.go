@@ -13,7 +13,7 @@ import (
 	"cclab/internal/cc"
 	"cclab/internal/runid"
 	"cclab/orchestrator/calibrate"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // calibrateTopology is a leaf-spine with 1- and 3-switch paths and 300 us

@@ -16,7 +16,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func newTopoCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func newTopoBenchCmd() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 
 	"cclab/internal/icmpecho"
 	"cclab/orchestrator/flows"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // A Class is the paths between hosts with the same number of switches

@@ -15,7 +15,7 @@ import (
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // calibrateLeafSpine builds a leaf-spine (1- and 3-switch paths) with

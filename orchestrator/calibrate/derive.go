@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // A Param is one law parameter the calibration (or the topology) gives,

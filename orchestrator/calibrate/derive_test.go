@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // deriveFloors derives the laws' parameters from loaded TCP floors (ns)

@@ -25,7 +25,7 @@ import (
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // The delay line's bars (issue 11, docs/performance.md): one-way delays of

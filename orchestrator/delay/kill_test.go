@@ -20,7 +20,7 @@ import (
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 const childEnv = "CCLAB_DELAY_KILL_CHILD"

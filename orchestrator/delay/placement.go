@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"cclab/orchestrator/delay/line"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // A Placement says where a topology's propagation delay goes: at every

@@ -15,7 +15,7 @@ import (
 
 	"cclab/internal/nsexec"
 	"cclab/internal/tcx"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Classic filters (kernels without tcx): the take program is the first on

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"cclab/internal/runid"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // BenchResult holds the build and teardown times of repeated runs of one

@@ -10,7 +10,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"cclab/orchestrator/delay"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // build creates the run's objects in three parallel phases: namespaces

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"cclab/internal/runid"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // check refuses what would fail half-way, before anything is created.

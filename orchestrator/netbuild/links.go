@@ -5,7 +5,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // createLink makes the veth pair of link l directly in its two namespaces:

@@ -12,7 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // nsNode is one namespace while it is being built: the handles stay open

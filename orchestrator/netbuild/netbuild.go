@@ -12,7 +12,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Options are the per-experiment settings of the hosts. Switches always

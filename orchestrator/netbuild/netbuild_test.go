@@ -21,7 +21,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func plan(t testing.TB, yml string) *topology.Plan {

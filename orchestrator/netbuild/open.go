@@ -8,7 +8,7 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Open returns the Network of a run that is up (built by this or another

@@ -8,7 +8,7 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Qdisc handles of every port: HTB root 1:, its one class 1:1 (the link

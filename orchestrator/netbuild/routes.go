@@ -7,7 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func ipNet(p netip.Prefix) *net.IPNet {

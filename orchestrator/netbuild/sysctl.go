@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"cclab/internal/runid"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 
 	"golang.org/x/sys/unix"
 )

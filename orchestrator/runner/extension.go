@@ -6,8 +6,8 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
+	"cclab/topology"
 )
 
 // An Extension is started after the network is up and captures run, just

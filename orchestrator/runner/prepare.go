@@ -10,8 +10,8 @@ import (
 	"cclab/kmod/law"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/flows"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
+	"cclab/topology"
 )
 
 // A Variant is one run of the experiment: every flow that does not pin its

@@ -24,7 +24,7 @@ import (
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Options configure Run.

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"cclab/analysis/ideal"
 	"cclab/orchestrator/flows"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // Row is one line of flows.csv (docs/run-directory.md).

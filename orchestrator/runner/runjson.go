@@ -4,7 +4,6 @@ import (
 	"os"
 	"strings"
 
-	"cclab/analysis/ideal"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
 	"cclab/orchestrator/cpuqueue"
@@ -13,8 +12,9 @@ import (
 	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/workload"
+	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // RunJSON is run.json (docs/run-directory.md).

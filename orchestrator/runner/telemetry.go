@@ -10,9 +10,9 @@ import (
 	"slices"
 
 	"cclab/orchestrator/experiment"
-	"cclab/orchestrator/topology"
 	"cclab/tcopt/agent"
 	intswitch "cclab/tcopt/switch"
+	"cclab/topology"
 )
 
 // telemetry is the extension an experiment's `switch:` section asks for:

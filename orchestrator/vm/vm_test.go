@@ -11,8 +11,8 @@ import (
 
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/vm/delaycheck"
+	"cclab/topology"
 )
 
 // TestKernelModulesInVM boots each Debian kernel under qemu with the

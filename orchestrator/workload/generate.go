@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"cclab/orchestrator/experiment"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // A Flow is one TCP connection of the workload.

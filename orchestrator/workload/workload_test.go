@@ -11,7 +11,7 @@ import (
 
 	"cclab/internal/units"
 	"cclab/orchestrator/experiment"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func TestCDFMeanMatchesFile(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"math/bits"
 
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // A PortConfig names one switch egress port: a veth end in a switch's

@@ -12,7 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func TestConfigRejects(t *testing.T) {

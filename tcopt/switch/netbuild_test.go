@@ -7,7 +7,7 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // TestOnNetbuildLine attaches the switch the way a run does, to every

@@ -17,7 +17,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Result is one topology's measurement.

@@ -6,7 +6,7 @@ import (
 
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // The delay line adds the configured RTT to the VM test's topologies.

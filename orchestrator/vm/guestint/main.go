@@ -28,10 +28,10 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/topology"
 	"cclab/orchestrator/vm/delaycheck"
 	"cclab/tcopt/agent"
 	intswitch "cclab/tcopt/switch"
+	"cclab/topology"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"time"
 
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 // Framing describes how payload becomes bytes on the wire.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"cclab/internal/units"
-	"cclab/orchestrator/topology"
+	"cclab/topology"
 )
 
 func TestIdealFCTByHand(t *testing.T) {

@@ -163,7 +163,7 @@ func podOf(p *Plan, host string) string {
 }
 
 func TestExplicitFatTreeOversubscribed(t *testing.T) {
-	p, err := Load("../../topologies/powertcp-fattree.yaml")
+	p, err := Load("../topologies/powertcp-fattree.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestBadInput(t *testing.T) {
 
 // Every shipped topology file loads.
 func TestShippedTopologies(t *testing.T) {
-	files, _ := filepath.Glob("../../topologies/*.yaml")
+	files, _ := filepath.Glob("../topologies/*.yaml")
 	if len(files) < 8 {
 		t.Fatalf("found %d topology files", len(files))
 	}
@@ -315,7 +315,7 @@ func TestShippedTopologies(t *testing.T) {
 			t.Errorf("%s: name %q, want the file's name", f, p.Name)
 		}
 	}
-	if _, err := Load("../../topologies/nope.yaml"); !os.IsNotExist(unwrapAll(err)) {
+	if _, err := Load("../topologies/nope.yaml"); !os.IsNotExist(unwrapAll(err)) {
 		t.Errorf("missing file: %v", err)
 	}
 }
