@@ -15,7 +15,7 @@ import (
 	"cclab/internal/quiettest"
 	"cclab/internal/units"
 	lawpkg "cclab/kmod/law"
-	intswitch "cclab/tcopt/switch"
+	intswitch "cclab/tcopt/intswitch"
 )
 
 const (
@@ -402,7 +402,7 @@ func twoFlowShare(t *testing.T, n *testNet, cc string) []float64 {
 const dctcpMarkK = 20 * 1514
 
 // dctcpMarkedShare is twoFlowShare for DCTCP on the bottleneck port
-// marking CE above dctcpMarkK (the INT switch, tcopt/switch), with
+// marking CE above dctcpMarkK (the INT switch, tcopt/intswitch), with
 // offloads off: a real switch marks each packet, and over veth a GSO skb
 // of up to 44 segments would cross the port, and take one marking
 // decision, whole (which starves a flow at a small window: a second flow

@@ -19,7 +19,7 @@ import (
 )
 
 // Classic filters (kernels without tcx): the take program is the first on
-// its port's egress, before the INT switch (tcopt/switch, prio 2).
+// its port's egress, before the INT switch (tcopt/intswitch, prio 2).
 const (
 	classicPrio   = 1
 	classicHandle = 0xde1a

@@ -161,7 +161,7 @@ type RED struct {
 }
 
 // QCN makes every switch egress port an IEEE 802.1Qau congestion point
-// (tcopt/switch, the QCN paper's section II): about every Sample bytes
+// (tcopt/intswitch, the QCN paper's section II): about every Sample bytes
 // arriving (default 150KB, randomised +-15 %) it computes
 // fb = -((Q - Qeq) + 2 (Q - Qold)) and sends negative feedback, quantised
 // to 6 bits, to the sender's reaction point (the qcn and qcn_t laws) in

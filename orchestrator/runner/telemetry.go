@@ -11,7 +11,7 @@ import (
 
 	"cclab/orchestrator/experiment"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/switch"
+	intswitch "cclab/tcopt/intswitch"
 	"cclab/topology"
 )
 

@@ -158,7 +158,7 @@ var requiredChecks = []string{
 
 // requiredINT are the checks with real INT (switch, host agent, cclab_int),
 // required on every kernel: the INT switch attaches with tcx on 6.12 and
-// with classic cls_bpf filters on 6.1 (tcopt/switch/README.md).
+// with classic cls_bpf filters on 6.1 (tcopt/intswitch/README.md).
 var requiredINT = []string{
 	"int_topo_1", "int_echoes_powertcp_1sw", "window_follows_int_powertcp_1sw",
 	"int_echoes_hpcc_1sw", "window_follows_int_hpcc_1sw", "no_leak_int_1sw",

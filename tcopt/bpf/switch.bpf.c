@@ -19,7 +19,7 @@
  *                      writes the snapshot as the INT record and marks ECN,
  *                      as a real switch's egress pipeline does at dequeue.
  *
- * Two builds of this file (tcopt/switch/gen.go):
+ * Two builds of this file (tcopt/intswitch/gen.go):
  *  - tcx (Linux >= 6.6): the tc programs reach the kernel's sk_buff with
  *    the kfunc bpf_cast_to_kern_ctx (>= 6.3): the port from its device,
  *    the snapshot keyed by the skb's address.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Maps shared by the INT switch's programs (switch.bpf.c) and its Go
- * loader (tcopt/switch), which reads the generated twins of these structs.
+ * loader (tcopt/intswitch), which reads the generated twins of these structs.
  *
  * A switch egress port is identified by the network namespace cookie and
  * ifindex of the veth end it transmits on. Its queue is the root qdisc's

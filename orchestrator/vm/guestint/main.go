@@ -1,6 +1,6 @@
 // Command guestint runs inside the VM test's guest: it builds a topology
 // with cclab's own builder (orchestrator/netbuild: namespaces, HTB rate,
-// netem delay), attaches the INT switch (tcopt/switch) to every switch port
+// netem delay), attaches the INT switch (tcopt/intswitch) to every switch port
 // and the INT host agent (tcopt/agent) to the run's cgroup, prints what the
 // guest script needs as shell assignments, and keeps it all up until its
 // standard input closes or it is signalled; then it tears everything down.
@@ -30,7 +30,7 @@ import (
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/vm/delaycheck"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/switch"
+	intswitch "cclab/tcopt/intswitch"
 	"cclab/topology"
 )
 

@@ -18,7 +18,7 @@ import (
 // option alone lowers by 40/1460 = 2.7 % (TCP timestamps off), and the
 // rate on the wire of the last port. Run it with
 //
-//	go test -run '^$' -bench FiveSwitch -benchtime 1x ./tcopt/switch/
+//	go test -run '^$' -bench FiveSwitch -benchtime 1x ./tcopt/intswitch/
 func BenchmarkFiveSwitchThroughput(b *testing.B) {
 	const rounds, seconds = 5, 2
 	for b.Loop() {

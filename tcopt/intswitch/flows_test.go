@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"cclab/internal/runid"
-	"cclab/tcopt/switch/internal/optsender"
+	"cclab/tcopt/intswitch/internal/optsender"
 )
 
 // senderCgroup makes the run's cgroup for INT senders and, when slots > 0,

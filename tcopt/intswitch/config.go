@@ -5,7 +5,7 @@
 // per-port queue telemetry for queues.csv. How and with what limits:
 // README.md in this directory.
 //
-// The directory is tcopt/switch; the package is intswitch because "switch"
+// The directory is tcopt/intswitch; the package is intswitch because "switch"
 // is a Go keyword.
 package intswitch
 
