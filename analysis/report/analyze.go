@@ -14,6 +14,7 @@ import (
 	"cclab/analysis/metrics"
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
+	"cclab/rundir"
 	"cclab/topology"
 	"cclab/topology/ideal"
 )
@@ -32,7 +33,7 @@ type input struct {
 	source  string
 	runID   string
 	files   []string
-	app     []AppFlow
+	app     []rundir.Flow
 	hasApp  bool
 	plan    *topology.Plan
 	offset  int64
@@ -45,19 +46,19 @@ type input struct {
 
 // AnalyzeRun analyses a run directory (docs/run-directory.md).
 func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
-	ri, err := readRunInfo(dir)
+	ri, err := rundir.ReadInfo(dir)
 	if err != nil {
 		return nil, err
 	}
-	app, err := readAppFlows(dir)
+	app, err := rundir.ReadFlows(dir)
 	if err != nil {
 		return nil, err
 	}
-	files, err := pcapFiles(dir)
+	files, err := rundir.Captures(dir)
 	if err != nil {
 		return nil, err
 	}
-	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: len(app) > 0, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.framing()}
+	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: len(app) > 0, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.Framing.Ideal()}
 	in.experiment = ri.Experiment.Name
 	if ri.Topology != nil {
 		in.topology = ri.Topology.Name

@@ -2,42 +2,21 @@ package report
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"time"
-)
 
-// variantDirs lists the run directories directly under dir: `cclab run`
-// writes one per compared congestion control (results/<id>/<cc>/).
-func variantDirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), "run.json")); err == nil {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
+	"cclab/rundir"
+)
 
 // Analyze analyses a run directory, or an experiment directory holding
 // one run directory per congestion control: then the variants are
 // analysed one by one and put side by side in one Analysis.
 func Analyze(ctx context.Context, dir string, cfg Config) (*Analysis, error) {
-	if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil || !errors.Is(err, os.ErrNotExist) {
+	if rundir.IsRun(dir) {
 		return AnalyzeRun(ctx, dir, cfg)
 	}
-	vs, err := variantDirs(dir)
+	vs, err := rundir.Variants(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}

@@ -85,3 +85,26 @@ func bottlenecks(a *Analysis, plan *topology.Plan) {
 		}
 	}
 }
+
+// hostOf maps addresses (host identities and port addresses) to node names.
+func hostOf(p *topology.Plan) map[netip.Addr]string {
+	m := map[netip.Addr]string{}
+	if p == nil {
+		return m
+	}
+	for _, n := range p.Nodes {
+		if n.Addr.IsValid() {
+			m[n.Addr] = n.Name
+		}
+	}
+	for _, l := range p.Links {
+		for _, pt := range []topology.Port{l.A, l.B} {
+			if pt.Addr.IsValid() {
+				if _, ok := m[pt.Addr.Addr()]; !ok {
+					m[pt.Addr.Addr()] = pt.Node
+				}
+			}
+		}
+	}
+	return m
+}

@@ -22,6 +22,7 @@ import (
 	"cclab/internal/nsexec"
 	"cclab/internal/testnet"
 	"cclab/internal/units"
+	"cclab/rundir"
 	"cclab/topology"
 )
 
@@ -155,7 +156,7 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 	rj, _ := json.Marshal(map[string]any{"id": "real", "clock_offset_ns": 0, "topology": plan})
 	os.WriteFile(filepath.Join(dir, "run.json"), rj, 0o644)
 	var csv strings.Builder
-	csv.WriteString(strings.Join(flowsHeader, ",") + "\n")
+	csv.WriteString(strings.Join(rundir.FlowsColumns, ",") + "\n")
 	for i, r := range results {
 		fmt.Fprintf(&csv, "r%d,h0,h1,%s,%d,%s,5001,%d,cubic,%d,%d,%d,,ok,test\n", i, ea.Addr, r.port, eb.Addr, r.size, r.start, r.end, r.end-r.start)
 	}

@@ -18,6 +18,7 @@ import (
 	"cclab/analysis/pcapflows"
 	synth "cclab/internal/pcapsynth"
 	"cclab/internal/units"
+	"cclab/rundir"
 	"cclab/tcopt"
 	"cclab/topology"
 	"cclab/topology/ideal"
@@ -85,7 +86,7 @@ func makeRun(t *testing.T, flows []runFlow) (dir string, fcts map[string]time.Du
 	perHost := map[string][]synth.Pkt{}
 	var rx []synth.Pkt
 	var csv strings.Builder
-	csv.WriteString(strings.Join(flowsHeader, ",") + "\n")
+	csv.WriteString(strings.Join(rundir.FlowsColumns, ",") + "\n")
 	fcts = map[string]time.Duration{}
 	for i, f := range flows {
 		ackDelay := f.ackDelay
@@ -334,7 +335,7 @@ func TestPcapOnlyAnalysisAndCompare(t *testing.T) {
 
 func TestHeaderOnlyFlowsCSVFallsBackToCaptures(t *testing.T) {
 	dir, fcts := makeRun(t, []runFlow{{id: "f0", src: h0, dst: h2, srcName: "h0", sport: 40000, size: 20_000, gap: 24 * time.Microsecond}})
-	os.WriteFile(filepath.Join(dir, "flows.csv"), []byte(strings.Join(flowsHeader, ",")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "flows.csv"), []byte(strings.Join(rundir.FlowsColumns, ",")+"\n"), 0o644)
 	a, err := AnalyzeRun(context.Background(), dir, Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,11 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"cclab/kmod/law"
+	"cclab/rundir"
 )
 
 // TraceHeader is cc_trace.csv's header (docs/run-directory.md).
-const TraceHeader = "time_ns,sock,cc,cwnd_bytes,pacing_bps,signal,signal_name,note,law_cwnd_bytes,rtt_us,nhops"
+var TraceHeader = strings.Join(rundir.CCTraceColumns, ",")
 
 // traceRec mirrors struct cclab_trace_rec (kmod/bpf/cc_glue.h), whose
 // g is struct glue_trace (kmod/law/glue.h): what the module traces too.

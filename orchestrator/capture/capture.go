@@ -24,6 +24,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"golang.org/x/net/bpf"
+
+	"cclab/rundir"
 )
 
 // A Port is one interface to capture.
@@ -34,7 +36,7 @@ type Port struct {
 }
 
 // FileName is the port's pcap file, relative to the run directory.
-func (p Port) FileName() string { return filepath.Join("pcap", p.Host+"-"+p.Iface+".pcap") }
+func (p Port) FileName() string { return rundir.CaptureFile(p.Host, p.Iface) }
 
 // Stats is what one port's capture saw.
 type Stats struct {
@@ -78,7 +80,7 @@ type portCapture struct {
 // Start opens a capture on every port, writing under dir. Either all ports
 // are captured or none (and nothing is left open).
 func Start(dir string, ports []Port, snaplen int) (*Session, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "pcap"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, rundir.PcapDir), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	s := &Session{stop: make(chan struct{})}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"cclab/internal/cc"
+	"cclab/rundir"
 )
 
 // lawTrace is the extension `trace: true` asks for: the per-ACK trace of
@@ -21,7 +22,7 @@ type lawTrace struct {
 func (l *lawTrace) Name() string { return "cc_trace" }
 
 func (l *lawTrace) Start(ctx context.Context, env *Env) error {
-	f, err := os.Create(filepath.Join(env.Dir, "cc_trace.csv"))
+	f, err := os.Create(filepath.Join(env.Dir, rundir.CCTraceCSV))
 	if err != nil {
 		return fmt.Errorf("cc_trace.csv: %w", err)
 	}

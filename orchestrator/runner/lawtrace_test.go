@@ -10,6 +10,7 @@ import (
 
 	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/rundir"
 )
 
 // A run with `trace: true` on cclab's DCTCP (registered under a test-only
@@ -59,7 +60,7 @@ workload:
 		}
 	}
 	var rj struct {
-		CC         map[string]CCJSON `json:"cc"`
+		CC         map[string]rundir.CC `json:"cc"`
 		Extensions struct {
 			Trace cclaws.TraceStats `json:"cc_trace"`
 		} `json:"extensions"`

@@ -24,6 +24,7 @@ import (
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
+	"cclab/rundir"
 	"cclab/topology"
 )
 
@@ -269,7 +270,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Versions: opt.Versions,
-		Workload: v.Flows, CC: map[string]CCJSON{}, Extensions: map[string]any{}}
+		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return sum, err
 	}
@@ -281,7 +282,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	}
 	stamped := stampsINT(p.Exp, flowCCs)
 	fr := framing(rj.Hosts.TCPTimestamps, stamped)
-	rj.Framing = FramingJSON{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
+	rj.Framing = rundir.Framing{MSS: fr.MSS, HeaderBytes: fr.HeaderBytes}
 	for _, f := range v.Flows {
 		c := rj.CC[f.CC]
 		c.Flows++
@@ -365,13 +366,13 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	}
 	for name, c := range rj.CC {
 		if ps, ok := laws.modules[name]; ok {
-			c.Params, c.Build = ps.Map(), BuildKmod
+			c.Params, c.Build = ps.Map(), rundir.BuildKmod
 		} else if ps, ok := moduleInForce(name); ok {
-			c.Params, c.Build = ps.Map(), BuildKmod
+			c.Params, c.Build = ps.Map(), rundir.BuildKmod
 		} else if slices.Contains(cclaws.Laws(), name) && cclaws.ForeignModule(name) {
-			c.Build = BuildForeign
+			c.Build = rundir.BuildForeign
 		} else if ps, ok := regs[name]; ok {
-			c.Params, c.Build = ps.Map(), BuildEBPF
+			c.Params, c.Build = ps.Map(), rundir.BuildEBPF
 		}
 		rj.CC[name] = c
 	}
@@ -492,7 +493,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err != nil {
 		return sum, err
 	}
-	if err := writeFlowsCSV(filepath.Join(dir, "flows.csv"), rs); err != nil {
+	if err := rundir.WriteFlows(filepath.Join(dir, rundir.FlowsCSV), rs); err != nil {
 		return sum, err
 	}
 	sum = summarise(v.CC, dir, rs)
@@ -504,12 +505,12 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		sum.RTTMedianNs = rtt.MedianNs
 	}
 	rj.Summary = sum
-	rj.Flows = FlowCounts{Total: sum.Flows, OK: sum.OK, Failed: sum.Failed}
+	rj.Flows = rundir.FlowCounts{Total: sum.Flows, OK: sum.OK, Failed: sum.Failed}
 	rj.Finished = time.Now().UTC().Format(time.RFC3339Nano)
 	if runErr != nil {
 		rj.Errors = append(rj.Errors, runErr.Error())
 	}
-	if err := writeJSON(filepath.Join(dir, "run.json"), rj); err != nil {
+	if err := writeJSON(filepath.Join(dir, rundir.RunJSON), rj); err != nil {
 		return sum, err
 	}
 	fmt.Fprintf(log, "[%s] %d flows: %d ok, %d failed; wrote %s\n", v.CC, sum.Flows, sum.OK, sum.Failed, dir)
@@ -607,9 +608,7 @@ func removeStaleDir(dir string) error {
 	if _, err := os.Stat(dir); err != nil {
 		return nil
 	}
-	done, _ := filepath.Glob(filepath.Join(dir, "run.json"))
-	more, _ := filepath.Glob(filepath.Join(dir, "*", "run.json"))
-	if len(done)+len(more) > 0 {
+	if vs, _ := rundir.Variants(dir); rundir.IsRun(dir) || len(vs) > 0 {
 		return fmt.Errorf("run directory %s holds a finished run: pick another --run id or --out", dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -13,28 +13,31 @@ import (
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/workload"
+	"cclab/rundir"
 	"cclab/topology"
 	"cclab/topology/ideal"
 )
 
-// RunJSON is run.json (docs/run-directory.md).
+// RunJSON is run.json as the orchestrator writes it (docs/run-directory.md):
+// rundir.Info, which every reader relies on, and the orchestrator's own
+// reports. TestRunJSONReadsAsInfo keeps the two in step.
 type RunJSON struct {
-	ID            string            `json:"id"`
-	Variant       string            `json:"variant"` // the compared congestion control
-	Started       string            `json:"started"`
-	Finished      string            `json:"finished"`
-	ClockOffsetNs int64             `json:"clock_offset_ns"`
-	ZeroNs        int64             `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
-	Seed          int64             `json:"seed"`
-	Experiment    ExperimentJSON    `json:"experiment"`
-	Topology      *topology.Plan    `json:"topology"`
-	Hosts         netbuild.Options  `json:"hosts"`
-	BuildTiming   netbuild.Timing   `json:"build_timing"`
-	Framing       FramingJSON       `json:"framing"`
-	CC            map[string]CCJSON `json:"cc"`
-	Kernel        Kernel            `json:"kernel"`
-	Versions      map[string]string `json:"versions"`
-	Health        health.Report     `json:"health"`
+	ID            string               `json:"id"`
+	Variant       string               `json:"variant"` // the compared congestion control
+	Started       string               `json:"started"`
+	Finished      string               `json:"finished"`
+	ClockOffsetNs int64                `json:"clock_offset_ns"`
+	ZeroNs        int64                `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
+	Seed          int64                `json:"seed"`
+	Experiment    ExperimentJSON       `json:"experiment"`
+	Topology      *topology.Plan       `json:"topology"`
+	Hosts         netbuild.Options     `json:"hosts"`
+	BuildTiming   netbuild.Timing      `json:"build_timing"`
+	Framing       rundir.Framing       `json:"framing"`
+	CC            map[string]rundir.CC `json:"cc"`
+	Kernel        rundir.Kernel        `json:"kernel"`
+	Versions      map[string]string    `json:"versions"`
+	Health        health.Report        `json:"health"`
 	// Delay is where the propagation delay was and what held it.
 	Delay delay.Report `json:"delay"`
 	// Calibration is this variant's measurement of its paths; Derived
@@ -48,14 +51,14 @@ type RunJSON struct {
 	// CPUQueue is what the CPU queue probe saw during the workload.
 	CPUQueue *cpuqueue.Report `json:"cpu_queue,omitempty"`
 	// Fidelity is the verdict on the emulation (docs/fidelity.md).
-	Fidelity     fidelity.Verdict `json:"fidelity"`
-	Capture      []capture.Stats  `json:"capture"`
-	CaptureDrops uint64           `json:"capture_drops"`
-	Flows        FlowCounts       `json:"flows"`
-	Workload     []workload.Flow  `json:"workload_flows"`
-	Extensions   map[string]any   `json:"extensions,omitempty"`
-	Errors       []string         `json:"errors,omitempty"`
-	Summary      Summary          `json:"summary"`
+	Fidelity     fidelity.Verdict  `json:"fidelity"`
+	Capture      []capture.Stats   `json:"capture"`
+	CaptureDrops uint64            `json:"capture_drops"`
+	Flows        rundir.FlowCounts `json:"flows"`
+	Workload     []workload.Flow   `json:"workload_flows"`
+	Extensions   map[string]any    `json:"extensions,omitempty"`
+	Errors       []string          `json:"errors,omitempty"`
+	Summary      Summary           `json:"summary"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.
@@ -64,50 +67,12 @@ type ExperimentJSON struct {
 	Source string `json:"source"`
 }
 
-// FramingJSON is how payload became wire bytes for the ideal FCT.
-type FramingJSON struct {
-	MSS         int `json:"mss"`
-	HeaderBytes int `json:"header_bytes"`
-}
-
-// CCJSON is one congestion control used in the run.
-type CCJSON struct {
-	Flows int `json:"flows"`
-	// Params are the parameters in force, when the control exposes them
-	// (cclab's laws record theirs through a run extension).
-	Params map[string]any `json:"params,omitempty"`
-	// Build is which build of a cclab law ran: BuildEBPF or BuildKmod.
-	Build string `json:"build,omitempty"`
-}
-
-// The builds of a cclab law (kmod/README.md, kmod/bpf/README.md).
-const (
-	BuildEBPF = "ebpf"          // struct_ops, registered by the run
-	BuildKmod = "kernel module" // tcp_<law>.ko, loaded beforehand
-	// BuildForeign: a module that is not cclab's holds the law's name
-	// (Debian's tcp_dctcp), and ran with its own parameters.
-	BuildForeign = "kernel's own module"
-)
-
-// FlowCounts counts flows by outcome.
-type FlowCounts struct {
-	Total  int `json:"total"`
-	OK     int `json:"ok"`
-	Failed int `json:"failed"`
-}
-
-// Kernel identifies the kernel the run ran on.
-type Kernel struct {
-	Release string `json:"release"`
-	Version string `json:"version"`
-}
-
-func kernel() Kernel {
+func kernel() rundir.Kernel {
 	rd := func(p string) string {
 		b, _ := os.ReadFile(p)
 		return strings.TrimSpace(string(b))
 	}
-	return Kernel{Release: rd("/proc/sys/kernel/osrelease"), Version: rd("/proc/sys/kernel/version")}
+	return rundir.Kernel{Release: rd("/proc/sys/kernel/osrelease"), Version: rd("/proc/sys/kernel/version")}
 }
 
 // framing: TCP timestamps take 12 bytes of every segment.

@@ -20,6 +20,7 @@ import (
 	"cclab/internal/cgroup2"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
+	"cclab/rundir"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -127,14 +128,14 @@ workload:
 	}
 
 	rows := readCSV(t, filepath.Join(dir, "flows.csv"))
-	if len(rows) != 9 || strings.Join(rows[0], ",") != strings.Join(flowsHeader, ",") {
+	if len(rows) != 9 || strings.Join(rows[0], ",") != strings.Join(rundir.FlowsColumns, ",") {
 		t.Fatalf("flows.csv has %d lines, header %v", len(rows), rows[0])
 	}
 	var first, last int64 = 1 << 62, 0
 	srcPorts := map[uint16]bool{}
 	for _, r := range rows[1:] {
 		col := func(name string) string {
-			for i, h := range flowsHeader {
+			for i, h := range rundir.FlowsColumns {
 				if h == name {
 					return r[i]
 				}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"cclab/rundir"
 )
 
 func sortStrings(s []string) []string { sort.Strings(s); return s }
@@ -52,7 +54,7 @@ type GroupSummary struct {
 	P99Slowdown float64 `json:"p99_slowdown"`
 }
 
-func summarise(cc, dir string, rows []Row) Summary {
+func summarise(cc, dir string, rows []rundir.Flow) Summary {
 	s := Summary{CC: cc, Dir: dir, Flows: len(rows)}
 	var fcts []int64
 	var slows []float64
@@ -75,14 +77,14 @@ func summarise(cc, dir string, rows []Row) Summary {
 			groups[r.Group] = g
 			order = append(order, r.Group)
 		}
-		if r.Status != "ok" {
+		if !r.OK() {
 			s.Failed++
 			g.g.Failed++
 			continue
 		}
 		s.OK++
 		g.g.OK++
-		fct := r.EndNs - r.StartNs
+		fct := r.FCTNs
 		sl := 1.0
 		if r.IdealFCTNs > 0 {
 			sl = max(1, float64(fct)/float64(r.IdealFCTNs))

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"cclab/orchestrator/experiment"
+	"cclab/rundir"
 	"cclab/tcopt/agent"
 	intswitch "cclab/tcopt/intswitch"
 	"cclab/topology"
@@ -117,7 +118,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports}); err != nil {
 		return fmt.Errorf("attach switch: %w", err)
 	}
-	if t.queues, err = os.Create(filepath.Join(env.Dir, "queues.csv")); err != nil {
+	if t.queues, err = os.Create(filepath.Join(env.Dir, rundir.QueuesCSV)); err != nil {
 		return fmt.Errorf("queues.csv: %w", err)
 	}
 	if t.smp, err = t.sw.StartSampling(ctx, t.cfg.QueueSample.D(), t.queues); err != nil {

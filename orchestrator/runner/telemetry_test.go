@@ -11,6 +11,7 @@ import (
 
 	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/rundir"
 	"cclab/tcopt"
 	"cclab/tcopt/agent"
 
@@ -47,7 +48,7 @@ workload:
 	}
 
 	var rj struct {
-		Framing    FramingJSON `json:"framing"`
+		Framing    rundir.Framing `json:"framing"`
 		Extensions struct {
 			Switch TelemetryJSON `json:"switch"`
 		} `json:"extensions"`

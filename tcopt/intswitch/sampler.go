@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cclab/rundir"
 )
 
 // The sampling periods StartSampling accepts.
@@ -19,7 +22,7 @@ const (
 )
 
 // QueuesCSVHeader is the header line of queues.csv (docs/run-directory.md).
-const QueuesCSVHeader = "time_ns,node,iface,qlen_bytes,tx_bytes"
+var QueuesCSVHeader = strings.Join(rundir.QueuesColumns, ",")
 
 // A Sampler writes every port's queue length and transmitted bytes to a
 // writer at a fixed period, as queues.csv rows.

@@ -1,0 +1,4 @@
+// Package report turns a run directory (or captures from anywhere) into the
+// tables, plots and pages the papers report. Analyze computes; Write puts
+// the result on disk.
+package report

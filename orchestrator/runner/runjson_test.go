@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/fidelity"
+	"cclab/rundir"
+	"cclab/topology"
+)
+
+// run.json as the runner writes it reads back as rundir.Info, field for
+// field: the contract between the orchestrator and every reader.
+func TestRunJSONReadsAsInfo(t *testing.T) {
+	plan, err := topology.Load("../../topologies/line-3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj := RunJSON{ID: "r1", Variant: "hpcc", Started: "2026-11-26T00:00:00Z", Finished: "2026-11-26T00:00:09Z",
+		ClockOffsetNs: 17, ZeroNs: 42, Seed: 3,
+		Experiment: ExperimentJSON{Experiment: &experiment.Experiment{Name: "x", Topology: "../topologies/line-3.yaml"}, Source: "name: x"},
+		Topology:   plan, Framing: rundir.Framing{MSS: 1408, HeaderBytes: 106},
+		CC:     map[string]rundir.CC{"hpcc": {Flows: 2, Params: map[string]any{"eta": 0.95}, Build: rundir.BuildEBPF}},
+		Kernel: rundir.Kernel{Release: "6.12", Version: "#1"}, CaptureDrops: 5,
+		Flows: rundir.FlowCounts{Total: 2, OK: 1, Failed: 1}, Errors: []string{"oops"},
+		Fidelity: fidelity.Verdict{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
+	}
+	dir := t.TempDir()
+	if err := writeJSON(filepath.Join(dir, rundir.RunJSON), rj); err != nil {
+		t.Fatal(err)
+	}
+	ri, err := rundir.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rundir.Info{ID: rj.ID, Variant: rj.Variant, Started: rj.Started, Finished: rj.Finished,
+		ClockOffsetNs: 17, ZeroNs: 42, Seed: 3, Framing: &rj.Framing, Kernel: rj.Kernel, CaptureDrops: 5,
+		Flows: rj.Flows, Errors: rj.Errors, Fidelity: &rundir.Fidelity{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}}}
+	want.Experiment.Name, want.Experiment.Topology = "x", "../topologies/line-3.yaml"
+	// JSON numbers come back as float64; compare the plan and the map
+	// through their encodings.
+	enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	if enc(ri.Topology) != enc(plan) {
+		t.Errorf("topology does not read back")
+	}
+	if enc(ri.CC) != enc(rj.CC) {
+		t.Errorf("cc %s, want %s", enc(ri.CC), enc(rj.CC))
+	}
+	ri.Topology, ri.CC = nil, nil
+	if !reflect.DeepEqual(*ri, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", *ri, want)
+	}
+	// A run.json that is not JSON is an error naming the file.
+	os.WriteFile(filepath.Join(dir, rundir.RunJSON), []byte("{"), 0o644)
+	if _, err := rundir.ReadInfo(dir); err == nil {
+		t.Error("a truncated run.json reads without error")
+	}
+}

@@ -1,0 +1,106 @@
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"cclab/topology"
+	"cclab/topology/ideal"
+)
+
+// Info is the part of run.json that every reader relies on. The
+// orchestrator's run.json has more (the experiment's text, the health and
+// delay reports, the calibration: orchestrator/runner.RunJSON); a test
+// there checks that what it writes reads back as an Info.
+type Info struct {
+	ID            string `json:"id"`
+	Variant       string `json:"variant"` // the compared congestion control
+	Started       string `json:"started"` // RFC 3339
+	Finished      string `json:"finished"`
+	ClockOffsetNs int64  `json:"clock_offset_ns"`  // CLOCK_REALTIME - CLOCK_MONOTONIC
+	ZeroNs        int64  `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
+	Seed          int64  `json:"seed"`
+	Experiment    struct {
+		Name     string `json:"name"`
+		Topology string `json:"topology"`
+	} `json:"experiment"`
+	Topology     *topology.Plan `json:"topology"`
+	Framing      *Framing       `json:"framing"`
+	CC           map[string]CC  `json:"cc"`
+	Kernel       Kernel         `json:"kernel"`
+	CaptureDrops uint64         `json:"capture_drops"` // packets the capture rings dropped
+	Flows        FlowCounts     `json:"flows"`
+	Errors       []string       `json:"errors,omitempty"`
+	// Fidelity is the emulation's verdict; nil in runs made before it.
+	Fidelity *Fidelity `json:"fidelity"`
+}
+
+// Framing is how payload became wire bytes for the ideal FCT.
+type Framing struct {
+	MSS         int `json:"mss"`
+	HeaderBytes int `json:"header_bytes"`
+}
+
+// Ideal is the framing for topology/ideal; a run without one used
+// ideal.DefaultFraming.
+func (f *Framing) Ideal() ideal.Framing {
+	if f == nil || f.MSS <= 0 {
+		return ideal.DefaultFraming
+	}
+	return ideal.Framing{MSS: f.MSS, HeaderBytes: f.HeaderBytes}
+}
+
+// CC is one congestion control used in the run.
+type CC struct {
+	Flows int `json:"flows"`
+	// Params are the parameters in force, when the control exposes them.
+	Params map[string]any `json:"params,omitempty"`
+	// Build is which build of a cclab law ran: BuildEBPF, BuildKmod or
+	// BuildForeign.
+	Build string `json:"build,omitempty"`
+}
+
+// The builds of a law (kmod/README.md, kmod/bpf/README.md).
+const (
+	BuildEBPF = "ebpf"          // struct_ops, registered by the run
+	BuildKmod = "kernel module" // cclab's tcp_<law>.ko, loaded beforehand
+	// BuildForeign: a module that is not cclab's holds the law's name
+	// (Debian's tcp_dctcp), and ran with its own parameters.
+	BuildForeign = "kernel's own module"
+)
+
+// Kernel identifies the kernel the run ran on.
+type Kernel struct {
+	Release string `json:"release"`
+	Version string `json:"version"`
+}
+
+// FlowCounts counts the workload's flows by outcome.
+type FlowCounts struct {
+	Total  int `json:"total"`
+	OK     int `json:"ok"`
+	Failed int `json:"failed"`
+}
+
+// Fidelity is the verdict on the emulation (docs/fidelity.md): "faithful",
+// or "degraded" with the broken invariants.
+type Fidelity struct {
+	Verdict string   `json:"verdict"`
+	Reasons []string `json:"reasons"`
+}
+
+// ReadInfo reads the run.json of run directory dir.
+func ReadInfo(dir string) (*Info, error) {
+	path := filepath.Join(dir, RunJSON)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", RunJSON, err)
+	}
+	var ri Info
+	if err := json.Unmarshal(b, &ri); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return &ri, nil
+}
