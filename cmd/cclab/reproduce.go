@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cclab/orchestrator/reproduce"
+	"cclab/reproduce"
 )
 
 func newReproduceCmd() *cobra.Command {

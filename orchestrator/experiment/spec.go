@@ -40,7 +40,7 @@ type Experiment struct {
 	// Reproduce is the reproduction suite's part of a file in
 	// experiments/reproduce/: the paper's claims and how to measure them.
 	// `cclab run` ignores it; `cclab reproduce` reads it
-	// (orchestrator/reproduce, docs/reproduction.md).
+	// (package cclab/reproduce, docs/reproduction.md).
 	Reproduce yaml.Node `yaml:"reproduce" json:"-"`
 
 	// File is the path the experiment was read from; TopologyPath the

@@ -19,7 +19,7 @@ import (
 	"cclab/orchestrator/runner"
 )
 
-const root = "../.."
+const root = ".."
 
 // The smoke experiment runs for real (namespaces, kernel TCP with cubic,
 // captures), is analysed, judged and published; the page fragment must
