@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"testing"
 
-	"cclab/orchestrator/health"
+	"cclab/internal/cpustat"
 )
 
 // Policy bounds the retries.
@@ -41,7 +41,7 @@ func Retry(t testing.TB, p Policy, measure func(try int) error) {
 	quiet, stolen := 0, 0
 	var last error
 	for try := 1; try <= p.Tries; try++ {
-		mark, err := health.MarkSteal()
+		mark, err := cpustat.MarkSteal()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,19 +47,3 @@ func TestPingPongAndSampler(t *testing.T) {
 	}
 	t.Logf("link %+v cpu %+v", l, r.CPU)
 }
-
-// The steal reading covers the time since its mark, in shares of CPU time.
-func TestStealSinceMark(t *testing.T) {
-	m, err := MarkSteal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	st, err := m.Since()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Window < 50*time.Millisecond || st.Share < 0 || st.Share > 1 || st.Worst < st.Share || st.Worst > 1 {
-		t.Fatalf("steal %+v", st)
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"cclab/internal/cpustat"
 )
 
 // Report is the emulation health of a run.
@@ -38,9 +40,9 @@ type Sampler struct {
 	cpu        CPU
 	softnet    Softnet
 	backlogs   []uint64
-	pktFirst   cpuTimes
+	pktFirst   cpustat.Times
 	busySum    float64
-	first, cur cpuTimes
+	first, cur cpustat.Times
 	peak       map[*LinkEnd]uint64
 	startTx    map[*LinkEnd]uint64
 	began      time.Time
@@ -119,7 +121,7 @@ func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 func (s *Sampler) loop() {
 	defer s.wg.Done()
 	groups := s.byNetns()
-	all, per, _ := readCPU()
+	all, per, _ := cpustat.Read()
 	s.first, s.cur = all, all
 	s.pktFirst = s.packetCPUs(per)
 	s.softnet, _ = readSoftnet()
@@ -133,19 +135,19 @@ func (s *Sampler) loop() {
 		case <-s.stop:
 			s.ended = time.Now()
 			s.sampleLinks(groups)
-			if a, p, err := readCPU(); err == nil {
-				s.cpu.MeanBusy = frac(s.first, a)
-				s.cpu.Softirq = softFrac(s.first, a)
-				s.cpu.Stolen = stealFrac(s.first, a)
-				s.cpu.PacketSoftirq = softFrac(s.pktFirst, s.packetCPUs(p))
+			if a, p, err := cpustat.Read(); err == nil {
+				s.cpu.MeanBusy = cpustat.BusyShare(s.first, a)
+				s.cpu.Softirq = cpustat.SoftirqShare(s.first, a)
+				s.cpu.Stolen = cpustat.StealShare(s.first, a)
+				s.cpu.PacketSoftirq = cpustat.SoftirqShare(s.pktFirst, s.packetCPUs(p))
 			}
 			return
 		case <-t.C:
-			a, p, err := readCPU()
+			a, p, err := cpustat.Read()
 			if err == nil {
-				f := frac(s.cur, a)
+				f := cpustat.BusyShare(s.cur, a)
 				s.cpu.MaxBusy = max(s.cpu.MaxBusy, f)
-				s.cpu.MaxSoftirq = max(s.cpu.MaxSoftirq, softFrac(s.cur, a))
+				s.cpu.MaxSoftirq = max(s.cpu.MaxSoftirq, cpustat.SoftirqShare(s.cur, a))
 				busy, soft := s.packetShares(per, p)
 				sn, _ := readSoftnet()
 				if busy >= 0.95 {
@@ -158,8 +160,8 @@ func (s *Sampler) loop() {
 				s.softnet = sn
 				s.backlogs = append(s.backlogs, sn.backlog)
 				for i := range min(len(p), len(per)) {
-					s.cpu.MaxOneCPU = max(s.cpu.MaxOneCPU, frac(per[i], p[i]))
-					s.cpu.MaxStolenOneCPU = max(s.cpu.MaxStolenOneCPU, stealFrac(per[i], p[i]))
+					s.cpu.MaxOneCPU = max(s.cpu.MaxOneCPU, cpustat.BusyShare(per[i], p[i]))
+					s.cpu.MaxStolenOneCPU = max(s.cpu.MaxStolenOneCPU, cpustat.StealShare(per[i], p[i]))
 				}
 				s.cpu.Windows++
 				s.cur, per = a, p
@@ -170,22 +172,22 @@ func (s *Sampler) loop() {
 }
 
 // packetCPUs sums the packet CPUs of a per-CPU reading.
-func (s *Sampler) packetCPUs(per []cpuTimes) cpuTimes {
-	var t cpuTimes
+func (s *Sampler) packetCPUs(per []cpustat.Times) cpustat.Times {
+	var t cpustat.Times
 	for i, c := range per {
 		if s.opt.PacketCPUs != nil && !slices.Contains(s.opt.PacketCPUs, i) {
 			continue
 		}
-		t.busy, t.softirq, t.total = t.busy+c.busy, t.softirq+c.softirq, t.total+c.total
+		t = t.Add(c)
 	}
 	return t
 }
 
 // packetShares are the packet CPUs' busy and softirq shares between two
 // per-CPU readings.
-func (s *Sampler) packetShares(a, b []cpuTimes) (busy, soft float64) {
+func (s *Sampler) packetShares(a, b []cpustat.Times) (busy, soft float64) {
 	pa, pb := s.packetCPUs(a), s.packetCPUs(b)
-	return frac(pa, pb), softFrac(pa, pb)
+	return cpustat.BusyShare(pa, pb), cpustat.SoftirqShare(pa, pb)
 }
 
 // Stop ends sampling and reports; links count as loaded when some window

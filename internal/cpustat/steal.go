@@ -1,4 +1,4 @@
-package health
+package cpustat
 
 import "time"
 
@@ -8,12 +8,12 @@ import "time"
 // were taken away has measured the machine, not the code).
 type StealMark struct {
 	at  time.Time
-	per []cpuTimes
+	per []Times
 }
 
 // MarkSteal reads the stolen time now.
 func MarkSteal() (StealMark, error) {
-	_, per, err := readCPU()
+	_, per, err := Read()
 	return StealMark{at: time.Now(), per: per}, err
 }
 
@@ -28,17 +28,16 @@ type Steal struct {
 
 // Since reports the stolen time since the mark.
 func (m StealMark) Since() (Steal, error) {
-	_, per, err := readCPU()
+	_, per, err := Read()
 	if err != nil {
 		return Steal{}, err
 	}
 	st := Steal{Window: time.Since(m.at)}
-	var a, b cpuTimes
+	var a, b Times
 	for i := range min(len(per), len(m.per)) {
-		st.Worst = max(st.Worst, stealFrac(m.per[i], per[i]))
-		a.steal, a.total = a.steal+m.per[i].steal, a.total+m.per[i].total
-		b.steal, b.total = b.steal+per[i].steal, b.total+per[i].total
+		st.Worst = max(st.Worst, StealShare(m.per[i], per[i]))
+		a, b = a.Add(m.per[i]), b.Add(per[i])
 	}
-	st.Share = stealFrac(a, b)
+	st.Share = StealShare(a, b)
 	return st, nil
 }
