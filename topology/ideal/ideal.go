@@ -1,6 +1,7 @@
 // Package ideal computes a flow's ideal completion time with HPCC's
-// definition (see shared data README): the time the flow would take alone
-// on an idle network,
+// definition (the one its published FCT data and the PowerTCP and
+// fast-convergence papers' slowdowns use): the time the flow would take
+// alone on an idle network,
 //
 //	ideal = baseRTT + totalBytes * 8 / b
 //
