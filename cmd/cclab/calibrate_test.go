@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"cclab/internal/cc"
+	"cclab/internal/quiettest"
 	"cclab/internal/runid"
 	"cclab/orchestrator/calibrate"
 	"cclab/topology"
@@ -86,51 +89,58 @@ func TestCalibrateCommand(t *testing.T) {
 		oneWay[[2]string{p.Src, p.Dst}] = p.OneWay
 	}
 
-	id := runid.New()
-	out, stderr, err := execCclab("calibrate", file, "--json", "--run", string(id),
-		"--samples-idle", "30", "--samples-loaded", "60", "--delay-engine", "auto", "--set", "hpcc.base_rtt_ns=13000")
-	t.Logf("stderr:\n%s", stderr)
-	if left := leftovers(t, id); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The floors are timing: a measurement made while the hypervisor took
+	// CPU time is repeated (quiettest), the rest is checked once.
 	var got struct {
 		Calibration *calibrate.Result  `json:"calibration"`
 		Derived     *calibrate.Derived `json:"derived"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Calibration == nil || got.Derived == nil {
-		t.Fatalf("json: %v\n%s", err, out)
-	}
-	cs := got.Calibration.Classes
-	if len(cs) != 2 || cs[0].Switches != 1 || cs[1].Switches != 3 || cs[0].Pairs != 4 || cs[1].Pairs != 8 {
-		t.Fatalf("classes %+v, want 1 switch (4 pairs) and 3 switches (8 pairs)", cs)
-	}
 	var largest int64
-	for _, c := range cs {
-		t.Logf("%d switches (%s -> %s): configured %v, idle %v, floor %v, %.1f Mbit/s",
-			c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.FloorNs), float64(c.AchievedBps)/1e6)
-		ow, ok := oneWay[[2]string{c.Src, c.Dst}]
-		if !ok || ow != time.Duration(c.Switches+1)*300*time.Microsecond {
-			t.Fatalf("%d switches: %s -> %s has one-way delay %v in the plan", c.Switches, c.Src, c.Dst, ow)
+	quiettest.Retry(t, quiettest.Policy{Failures: 2, Tries: 3}, func(int) error {
+		id := runid.New()
+		out, stderr, err := execCclab("calibrate", file, "--json", "--run", string(id),
+			"--samples-idle", "30", "--samples-loaded", "60", "--delay-engine", "auto", "--set", "hpcc.base_rtt_ns=13000")
+		t.Logf("stderr:\n%s", stderr)
+		if left := leftovers(t, id); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
 		}
-		if c.ConfiguredNs != 2*int64(ow) {
-			t.Errorf("%d switches: configured RTT %v, want 2 x %v", c.Switches, time.Duration(c.ConfiguredNs), ow)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if c.FloorNs < c.ConfiguredNs || c.FloorNs >= c.ConfiguredNs+int64(300*time.Microsecond) {
-			t.Errorf("%d switches: loaded floor %v for %v configured", c.Switches, time.Duration(c.FloorNs), time.Duration(c.ConfiguredNs))
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Calibration == nil || got.Derived == nil {
+			t.Fatalf("json: %v\n%s", err, out)
 		}
-		if c.AchievedBps == 0 {
-			t.Errorf("%d switches: no load got through", c.Switches)
+		cs := got.Calibration.Classes
+		if len(cs) != 2 || cs[0].Switches != 1 || cs[1].Switches != 3 || cs[0].Pairs != 4 || cs[1].Pairs != 8 {
+			t.Fatalf("classes %+v, want 1 switch (4 pairs) and 3 switches (8 pairs)", cs)
 		}
-		// The laws' floor is the load's own TCP RTT, within the echo
-		// floor's bounds too.
-		if f := c.Floor(); f < c.ConfiguredNs || f >= c.ConfiguredNs+int64(300*time.Microsecond) || c.TCPFloorNs == 0 {
-			t.Errorf("%d switches: TCP floor %v for %v configured", c.Switches, time.Duration(c.TCPFloorNs), time.Duration(c.ConfiguredNs))
+		var errs []error
+		largest = 0
+		for _, c := range cs {
+			t.Logf("%d switches (%s -> %s): configured %v, idle %v, floor %v, %.1f Mbit/s",
+				c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.FloorNs), float64(c.AchievedBps)/1e6)
+			ow, ok := oneWay[[2]string{c.Src, c.Dst}]
+			if !ok || ow != time.Duration(c.Switches+1)*300*time.Microsecond {
+				t.Fatalf("%d switches: %s -> %s has one-way delay %v in the plan", c.Switches, c.Src, c.Dst, ow)
+			}
+			if c.ConfiguredNs != 2*int64(ow) {
+				t.Errorf("%d switches: configured RTT %v, want 2 x %v", c.Switches, time.Duration(c.ConfiguredNs), ow)
+			}
+			if c.FloorNs < c.ConfiguredNs || c.FloorNs >= c.ConfiguredNs+int64(300*time.Microsecond) {
+				errs = append(errs, fmt.Errorf("%d switches: loaded floor %v for %v configured", c.Switches, time.Duration(c.FloorNs), time.Duration(c.ConfiguredNs)))
+			}
+			if c.AchievedBps == 0 {
+				errs = append(errs, fmt.Errorf("%d switches: no load got through", c.Switches))
+			}
+			// The laws' floor is the load's own TCP RTT, within the echo
+			// floor's bounds too.
+			if f := c.Floor(); f < c.ConfiguredNs || f >= c.ConfiguredNs+int64(300*time.Microsecond) || c.TCPFloorNs == 0 {
+				errs = append(errs, fmt.Errorf("%d switches: TCP floor %v for %v configured", c.Switches, time.Duration(c.TCPFloorNs), time.Duration(c.ConfiguredNs)))
+			}
+			largest = max(largest, c.Floor())
 		}
-		largest = max(largest, c.Floor())
-	}
+		return errors.Join(errs...)
+	})
 	d := got.Derived
 	if want := (largest + 999) / 1000 * 1000; d.BaseRTTNs != want {
 		t.Errorf("base_rtt_ns %d, want the largest TCP floor %d rounded up to a microsecond, %d", d.BaseRTTNs, largest, want)
@@ -158,7 +168,7 @@ func TestCalibrateCommand(t *testing.T) {
 	// The table form, for two laws: the classes, the parameters, and a
 	// `cclab cc load` line whose settings the laws accept as they are.
 	id2 := runid.New()
-	out, stderr, err = execCclab("calibrate", file, "--run", string(id2), "--samples-idle", "20", "--samples-loaded", "40",
+	out, stderr, err := execCclab("calibrate", file, "--run", string(id2), "--samples-idle", "20", "--samples-loaded", "40",
 		"--laws", "swift,hpcc", "--set", "hpcc.base_rtt_ns=13000")
 	if left := leftovers(t, id2); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
