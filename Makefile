@@ -74,6 +74,7 @@ vm-test:
 # modules built by DKMS and loaded, vagrant/experiment.yaml run in the VM
 # and its results brought to the host, then `vagrant destroy` checked to
 # leave nothing (scripts/vagrant/test; not part of `make test`: 17 min
-# under TCG with the box built, 22 min from nothing; docs/performance.md).
+# under TCG with the box built, plus about 4 min to build the box;
+# docs/performance.md).
 vagrant-test:
 	scripts/vagrant/test

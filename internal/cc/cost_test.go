@@ -157,8 +157,8 @@ func medianCost(p *ebpf.Program, period time.Duration, quit <-chan struct{}) flo
 }
 
 // The 300 ns target was set on a machine where DCTCP, the smallest law
-// with the same glue, cost dctcpReference per ACK (median of the 13 runs
-// in docs/performance.md, 2026-11-21). On a slower machine the target
+// with the same glue, cost dctcpReference per ACK (median of 13 runs on
+// 2026-11-21; docs/performance.md, "Per-ACK cost of the eBPF laws"). On a slower machine the target
 // scales with DCTCP's cost measured in the same test: struct_ops calls
 // there cost more whatever the law (on the AMD host of 2026-11-25, with
 // its Safe-RET mitigation, trivial callbacks took 160-260 ns).

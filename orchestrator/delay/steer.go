@@ -14,7 +14,7 @@ import (
 // packets (RPS) to the CPUs other than the line's: the softirq work of
 // forwarding and receiving then never runs on the line's CPU, where it
 // would hold the line up for a whole batch (hundreds of microseconds on
-// a loaded machine; docs/performance.md). The line's own sends hand their
+// a loaded machine). The line's own sends hand their
 // packets over the same way.
 func Steer(namespaces []string, lineCPU int) error {
 	var mask uint64
