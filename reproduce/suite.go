@@ -13,7 +13,9 @@ import (
 
 	"cclab/analysis/report"
 	"cclab/internal/runid"
+	"cclab/kmod/law"
 	"cclab/orchestrator/runner"
+	"cclab/rundir"
 )
 
 // Options configure Run.
@@ -284,13 +286,13 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 
 // readHealth reads the emulation health from run.json.
 func readHealth(dir string) (*Health, string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunJSON))
 	if err != nil {
 		return nil, "", fmt.Errorf("run.json: %w", err)
 	}
 	var rj runner.RunJSON
 	if err := json.Unmarshal(b, &rj); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+		return nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, rundir.RunJSON), err)
 	}
 	h := &Health{Kernel: rj.Kernel.Release, CPUSaturated: rj.Health.CPU.SaturatedShare, CPUMaxBusy: rj.Health.CPU.MaxBusy,
 		LoadedLinks: len(rj.Health.Links), CaptureDrops: rj.CaptureDrops, Flows: rj.Flows.Total, FlowsFailed: rj.Flows.Failed,
@@ -308,7 +310,7 @@ func readHealth(dir string) (*Health, string, error) {
 			h.DurationNs = int64(t1.Sub(t0))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "queues.csv")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.QueuesCSV)); err == nil {
 		h.SwitchActive = true
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, "", err
@@ -327,9 +329,6 @@ func needsSwitch(p *runner.Prepared, cc string) bool {
 	if v, ok := p.Exp.Variants[cc]; ok {
 		l = v.Law
 	}
-	switch l {
-	case "hpcc", "powertcp", "dctcp", "dcqcn":
-		return true
-	}
-	return false
+	lw, err := law.ParseLaw(l)
+	return err == nil && (lw.UsesINT() || lw.UsesECN())
 }

@@ -22,12 +22,12 @@ type Flow struct {
 	ID       string
 	Src, Dst string // host names
 	// SrcAddr, DstAddr: the connection's ends; the address is invalid when
-	// the flow never got one, the port 0 when it never connected.
+	// the flow never got one, the ports 0 when it never got a socket.
 	SrcAddr, DstAddr netip.AddrPort
 	Size             uint64 // payload bytes; for a long-lived flow, what it delivered
 	CC               string
 	StartNs, EndNs   int64 // StartNs 0: never started; EndNs only for status ok
-	FCTNs            int64 // EndNs - StartNs for status ok
+	FCTNs            int64 // as read from fct_ns; WriteFlows writes EndNs - StartNs
 	IdealFCTNs       int64 // the flow alone on its path (topology/ideal); 0 for size 0
 	Status           string
 	Group            string // the workload entry the flow came from
@@ -37,7 +37,8 @@ type Flow struct {
 // OK reports whether the flow completed.
 func (f Flow) OK() bool { return f.Status == "ok" }
 
-// WriteFlows writes flows.csv at path.
+// WriteFlows writes flows.csv at path. fct_ns is EndNs - StartNs, written
+// with end_ns for completed flows only; FCTNs is not read.
 func WriteFlows(path string, flows []Flow) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -58,7 +59,7 @@ func WriteFlows(path string, flows []Flow) error {
 		}
 		if r.OK() {
 			end = strconv.FormatInt(r.EndNs, 10)
-			fct = strconv.FormatInt(r.FCTNs, 10)
+			fct = strconv.FormatInt(r.EndNs-r.StartNs, 10)
 		}
 		w.Write([]string{r.ID, r.Src, r.Dst, addr(r.SrcAddr), strconv.Itoa(int(r.SrcAddr.Port())),
 			addr(r.DstAddr), strconv.Itoa(int(r.DstAddr.Port())), strconv.FormatUint(r.Size, 10), r.CC,
@@ -154,8 +155,13 @@ func parseFlow(rec []string, col map[string]int) (Flow, error) {
 	if size < 0 {
 		return Flow{}, errors.New("negative size")
 	}
-	if sp < 0 || sp > 65535 || dp < 0 || dp > 65535 {
-		return Flow{}, fmt.Errorf("port %d or %d out of range", sp, dp)
+	for _, p := range []struct {
+		col string
+		v   int64
+	}{{"src_port", sp}, {"dst_port", dp}} {
+		if p.v < 0 || p.v > 65535 {
+			return Flow{}, fmt.Errorf("%s %d out of range 0-65535", p.col, p.v)
+		}
 	}
 	f.Size = uint64(size)
 	if a, e := netip.ParseAddr(get("src_addr")); e == nil {

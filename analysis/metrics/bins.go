@@ -12,7 +12,7 @@ type Sample struct {
 }
 
 // PowerTCPEdges are the upper edges (bytes) of the size bins of the
-// PowerTCP evaluation (/work/shared/data/README.md).
+// PowerTCP evaluation, as its FCT figures bin flows by size.
 var PowerTCPEdges = []uint64{
 	5_000, 10_000, 20_000, 30_000, 50_000, 75_000, 100_000, 200_000, 400_000,
 	600_000, 800_000, 1_000_000, 5_000_000, 10_000_000, 30_000_000,

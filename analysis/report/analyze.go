@@ -69,7 +69,7 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	for _, p := range []struct {
 		name string
 		dst  *string
-	}{{"queues.csv", &in.queues}, {"cc_trace.csv", &in.traces}} {
+	}{{rundir.QueuesCSV, &in.queues}, {rundir.CCTraceCSV, &in.traces}} {
 		if _, err := os.Stat(filepath.Join(dir, p.name)); err == nil {
 			*p.dst = filepath.Join(dir, p.name)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cclab/analysis/metrics"
+	"cclab/rundir"
 )
 
 // readCSV opens path, checks its header starts with want and calls row
@@ -85,7 +86,7 @@ type Queue struct {
 func ReadQueues(path string, offset, origin int64) ([]Queue, error) {
 	byPort := map[Port]*Queue{}
 	lastTx := map[Port][2]int64{}
-	err := readCSV(path, []string{"time_ns", "node", "iface", "qlen_bytes", "tx_bytes"}, func(_ int, f func(string) string) error {
+	err := readCSV(path, rundir.QueuesColumns, func(_ int, f func(string) string) error {
 		t, err := parseInt("time_ns", f("time_ns"))
 		if err != nil {
 			return err
@@ -157,7 +158,8 @@ type Trace struct {
 func ReadTraces(path string, offset, origin int64) ([]Trace, error) {
 	bySock := map[string]*Trace{}
 	var order []string
-	err := readCSV(path, []string{"time_ns", "sock", "cc", "cwnd_bytes", "pacing_bps", "signal", "signal_name"}, func(_ int, f func(string) string) error {
+	// The columns every cc_trace.csv has had (later ones are optional).
+	err := readCSV(path, rundir.CCTraceColumns[:7], func(_ int, f func(string) string) error {
 		t, err := parseInt("time_ns", f("time_ns"))
 		if err != nil {
 			return err

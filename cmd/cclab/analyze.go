@@ -14,6 +14,7 @@ import (
 	"cclab/analysis/metrics"
 	"cclab/analysis/report"
 	"cclab/internal/units"
+	"cclab/rundir"
 	"cclab/topology"
 	"cclab/topology/ideal"
 )
@@ -149,15 +150,9 @@ func readPlan(path string) (*topology.Plan, ideal.Framing, error) {
 	if err != nil {
 		return nil, ideal.Framing{}, fmt.Errorf("--topology: %w", err)
 	}
-	var run struct {
-		Topology *topology.Plan `json:"topology"`
-		Framing  struct {
-			MSS         int `json:"mss"`
-			HeaderBytes int `json:"header_bytes"`
-		} `json:"framing"`
-	}
+	var run rundir.Info
 	if err := json.Unmarshal(b, &run); err == nil && run.Topology != nil && len(run.Topology.Links) > 0 {
-		return run.Topology, ideal.Framing{MSS: run.Framing.MSS, HeaderBytes: run.Framing.HeaderBytes}, nil
+		return run.Topology, run.Framing.Ideal(), nil
 	}
 	var p topology.Plan
 	if err := json.Unmarshal(b, &p); err != nil {

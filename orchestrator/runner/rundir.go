@@ -33,9 +33,6 @@ func rows(plan *topology.Plan, fr ideal.Framing, fl []workload.Flow, res []flows
 		row := rundir.Flow{ID: strconv.Itoa(f.ID), Src: f.Src, Dst: f.Dst, SrcAddr: netip.AddrPortFrom(r.SrcAddr, r.SrcPort),
 			DstAddr: netip.AddrPortFrom(r.DstAddr, dport), Size: size, CC: f.CC,
 			StartNs: r.StartNs, EndNs: r.EndNs, Status: r.Status, Group: f.Group}
-		if row.OK() {
-			row.FCTNs = r.EndNs - r.StartNs
-		}
 		key := [2]string{f.Src, f.Dst}
 		p, ok := paths[key]
 		if !ok {

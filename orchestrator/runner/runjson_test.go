@@ -37,10 +37,19 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := rundir.Info{ID: rj.ID, Variant: rj.Variant, Started: rj.Started, Finished: rj.Finished,
+	want := rundir.Info{ID: rj.ID, Topology: plan, CC: rj.CC, Variant: rj.Variant, Started: rj.Started, Finished: rj.Finished,
 		ClockOffsetNs: 17, ZeroNs: 42, Seed: 3, Framing: &rj.Framing, Kernel: rj.Kernel, CaptureDrops: 5,
 		Flows: rj.Flows, Errors: rj.Errors, Fidelity: &rundir.Fidelity{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}}}
 	want.Experiment.Name, want.Experiment.Topology = "x", "../topologies/line-3.yaml"
+	// The fixture must set every field of Info, so that a field added to
+	// Info without a matching one in RunJSON fails here.
+	wv := reflect.ValueOf(want)
+	for i := range wv.NumField() {
+		name := wv.Type().Field(i).Name
+		if wv.Field(i).IsZero() {
+			t.Errorf("the fixture leaves rundir.Info.%s unset: give it a value", name)
+		}
+	}
 	// JSON numbers come back as float64; compare the plan and the map
 	// through their encodings.
 	enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
@@ -50,7 +59,7 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 	if enc(ri.CC) != enc(rj.CC) {
 		t.Errorf("cc %s, want %s", enc(ri.CC), enc(rj.CC))
 	}
-	ri.Topology, ri.CC = nil, nil
+	ri.Topology, ri.CC, want.Topology, want.CC = nil, nil, nil, nil
 	if !reflect.DeepEqual(*ri, want) {
 		t.Errorf("read back\n%+v\nwant\n%+v", *ri, want)
 	}

@@ -84,7 +84,7 @@ func summarise(cc, dir string, rows []rundir.Flow) Summary {
 		}
 		s.OK++
 		g.g.OK++
-		fct := r.FCTNs
+		fct := r.EndNs - r.StartNs
 		sl := 1.0
 		if r.IdealFCTNs > 0 {
 			sl = max(1, float64(fct)/float64(r.IdealFCTNs))
