@@ -13,7 +13,7 @@ import (
 
 	"cclab/internal/units"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 )
 
 // perCallCost runs one bulk flow through r and returns, for each of its

@@ -10,7 +10,7 @@ import (
 
 	"cclab/internal/units"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 )
 
 // HPCC and PowerTCP follow the INT telemetry end to end: the software

@@ -15,7 +15,7 @@ import (
 	"cclab/internal/quiettest"
 	"cclab/internal/units"
 	lawpkg "cclab/kmod/law"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 )
 
 const (

@@ -2,7 +2,7 @@
 /*
  * QCN's reaction point (IEEE 802.1Qau, as section II of Shu et al.,
  * "Analysing Convergence of Quantized Congestion Notification in Data
- * Center Ethernet", /work/shared/papers/qcn-convergence.txt) and QCN-T,
+ * Center Ethernet") and QCN-T,
  * its timer-only variant (section VI), rate-based through pacing. A
  * feedback is a QCN record a congestion point wrote into the INT option,
  * echoed back by the receiver: the echo's qcn_count differs from the one

@@ -11,7 +11,7 @@ import (
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
 	"cclab/internal/runid"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 )
 
 // QCN and QCN-T (kmod/law/qcn.h) on the QCN paper's testbed

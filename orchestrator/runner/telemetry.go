@@ -12,7 +12,7 @@ import (
 	"cclab/orchestrator/experiment"
 	"cclab/rundir"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 	"cclab/topology"
 )
 

@@ -105,7 +105,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 }
 
 // buildGuestInt builds orchestrator/vm/guestint, static, for the guest.
-// It needs the generated BPF bindings (make build).
+// It uses the committed BPF objects and bindings (docs/architecture.md,
+// "Generated files").
 func buildGuestInt(ctx context.Context, repo, cache string) (string, error) {
 	out := filepath.Join(cache, "build", "guestint")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -13,7 +13,7 @@ import (
 	"cclab/internal/units"
 	"cclab/tcopt"
 	"cclab/tcopt/internal/pkt"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 )
 
 // TestThreeSwitchEcho: snd - s1 - s2 - s3 - rcv with the INT switch on the

@@ -30,7 +30,7 @@ import (
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/vm/delaycheck"
 	"cclab/tcopt/agent"
-	intswitch "cclab/tcopt/intswitch"
+	"cclab/tcopt/intswitch"
 	"cclab/topology"
 )
 
