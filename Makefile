@@ -78,8 +78,9 @@ vm-test:
 # `vagrant up` from nothing with a box built here from Debian packages, the
 # modules built by DKMS and loaded, vagrant/experiment.yaml run in the VM
 # and its results brought to the host, then `vagrant destroy` checked to
-# leave nothing (scripts/vagrant/test; not part of `make test`: 17 min
-# under TCG with the box built, plus about 4 min to build the box;
+# leave nothing (scripts/vagrant/test; not part of `make test`: 34 min
+# under TCG with the box built and cclab built in the guest, 17 min with
+# CCLAB_VAGRANT_PREBUILT=1, plus about 4 min to build the box;
 # docs/performance.md).
 vagrant-test:
 	scripts/vagrant/test
