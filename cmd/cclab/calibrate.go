@@ -193,10 +193,10 @@ func printCalibration(w io.Writer, plan *topology.Plan, c *calibration, f *calib
 	r, d := c.Calibration, c.Derived
 	fmt.Fprintf(w, "%s (%s): %d path class(es) measured in %v\n", plan.Name, plan.Kind, len(r.Classes), time.Duration(r.ElapsedNs).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SWITCHES\tPAIRS\tMEASURED\tCONFIGURED RTT us\tIDLE P50 us\tLOADED FLOOR us\tTCP FLOOR us\tLOAD Mbit/s (paced)")
+	fmt.Fprintln(tw, "SWITCHES\tPAIRS\tMEASURED\tCONFIGURED RTT us\tIDLE P50 us\tLOADED FLOOR us\t+ MTU us\tTCP SRTT us\tLOAD Mbit/s (paced)")
 	for _, k := range r.Classes {
-		fmt.Fprintf(tw, "%d\t%d\t%s -> %s\t%s\t%s\t%s\t%s\t%.1f (%.1f)\n", k.Switches, k.Pairs, k.Src, k.Dst,
-			us(k.ConfiguredNs), us(k.Idle.P50Ns), us(k.FloorNs), us(k.TCPFloorNs), float64(k.AchievedBps)/1e6, float64(k.LoadBps)/1e6)
+		fmt.Fprintf(tw, "%d\t%d\t%s -> %s\t%s\t%s\t%s\t%s\t%s\t%.1f (%.1f)\n", k.Switches, k.Pairs, k.Src, k.Dst,
+			us(k.ConfiguredNs), us(k.Idle.P50Ns), us(k.FloorNs), us(k.MTUSerialiseNs), us(k.TCPFloorNs), float64(k.AchievedBps)/1e6, float64(k.LoadBps)/1e6)
 	}
 	tw.Flush()
 

@@ -35,11 +35,21 @@ type Class struct {
 	Idle          RTT    `json:"idle_rtt"`        // kernel RTT, nothing else running
 	Loaded        RTT    `json:"loaded_rtt"`      // kernel RTT beside the paced flow
 	FloorNs       int64  `json:"loaded_floor_ns"` // the loaded echo median
-	// TCPFloorNs is the paced load's own smoothed RTT, median of its
-	// readings while the loaded echoes ran: the base RTT as the laws'
-	// samples see it (the derivation's input; 0 if it could not be read).
+	// MTUSerialiseNs is one full-size frame's serialisation at the
+	// bottleneck: the time a packet of a line-rate flow is held there even
+	// with no queue, which a small echo beside a paced load is not.
+	MTUSerialiseNs int64 `json:"mtu_serialise_ns"`
+	// TCPFloorNs is the paced load's smoothed RTT (tcpi_rtt), median of
+	// its readings while the loaded echoes ran. Recorded, not derived
+	// from: srtt takes the oldest segment an ACK covers, so it carries the
+	// receiver's delayed-ACK wait, which the laws' samples (the newest
+	// segment's) do not (docs/calibration.md). 0 if it could not be read.
 	TCPFloorNs int64 `json:"tcp_floor_ns"`
 }
+
+// MTUFrameBytes is a full-size packet on the wire: the MTU cclab builds
+// with plus the Ethernet header.
+const MTUFrameBytes = topology.MTU + 14
 
 // RTT summarises round-trip samples in nanoseconds.
 type RTT = icmpecho.RTT
@@ -97,6 +107,9 @@ func Classes(plan *topology.Plan) ([]Class, error) {
 				out[i].BottleneckBps = r
 			}
 		}
+		if b := out[i].BottleneckBps; b > 0 {
+			out[i].MTUSerialiseNs = int64(MTUFrameBytes * 8 * 1e9 / b)
+		}
 	}
 	// Shortest paths first.
 	for i := 1; i < len(out); i++ {
@@ -144,9 +157,9 @@ func Run(ctx context.Context, plan *topology.Plan, opt Options) (*Result, error)
 		if err := measure(ctx, c, src, dst, uint16(i), opt); err != nil {
 			return nil, fmt.Errorf("calibrate %d-switch paths (%s -> %s): %w", c.Switches, c.Src, c.Dst, err)
 		}
-		fmt.Fprintf(opt.Log, "calibrate: %d-switch paths (%s -> %s): configured %v, idle %v, loaded %v (TCP %v) at %.0f Mbit/s\n",
+		fmt.Fprintf(opt.Log, "calibrate: %d-switch paths (%s -> %s): configured %v, idle %v, loaded %v, floor %v (TCP srtt %v) at %.0f Mbit/s\n",
 			c.Switches, c.Src, c.Dst, time.Duration(c.ConfiguredNs), time.Duration(c.Idle.P50Ns), time.Duration(c.Loaded.P50Ns),
-			time.Duration(c.TCPFloorNs), float64(c.AchievedBps)/1e6)
+			time.Duration(c.Floor()), time.Duration(c.TCPFloorNs), float64(c.AchievedBps)/1e6)
 	}
 	return &Result{Classes: classes, ElapsedNs: int64(time.Since(begin))}, nil
 }

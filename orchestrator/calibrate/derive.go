@@ -27,11 +27,13 @@ func (p Param) Setting() string { return p.Law + "." + p.Name + "=" + strconv.Fo
 // the topology, by the rule of docs/calibration.md:
 //
 //   - base RTT (PowerTCP's and theta-PowerTCP's tau, HPCC's T, Swift's
-//     line-rate start): the largest loaded floor of any class (the paced
-//     load's own TCP RTT, which holds the host's serialisation of its GSO
-//     packets and the ACK policy that the laws' samples see), rounded up
-//     to a microsecond; HPCC's T is "slightly above the largest base RTT"
-//     and the loaded floor already includes the CPU's share of the path.
+//     line-rate start): the largest floor of any class, rounded up to a
+//     microsecond. A class's floor is the median echo RTT beside the
+//     paced load (the CPU's share of the path included) plus one
+//     full-size frame's serialisation at its bottleneck: a packet of a
+//     line-rate flow is held there for it even with no queue, while
+//     HTB's burst passes it through the other hops. HPCC's T is
+//     "slightly above the largest base RTT".
 //   - Swift's target: its topology-based scaling through the loaded
 //     floors, target(switches) = base_target + switches * per_hop, with
 //     per_hop the floors' slope between the shortest and the longest
@@ -170,7 +172,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		v    int64
 		rule string
 	}{
-		"base_rtt_ns":    {d.BaseRTTNs, "largest loaded TCP RTT floor of the path classes"},
+		"base_rtt_ns":    {d.BaseRTTNs, "largest path-class floor: loaded echo median + one MTU frame at the bottleneck"},
 		"int_max_age_ns": {d.IntMaxAgeNs, "20 base RTTs within [1 ms, 30 ms]"},
 		"base_target_ns": {d.SwiftBaseTargetNs, "intercept of the loaded floors against switches + base RTT / 4"},
 		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the loaded floors against switches"},
@@ -221,14 +223,10 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	return d, nil
 }
 
-// Floor is the class's base RTT as the laws see it: the paced load's TCP
-// RTT, or the echo floor where TCP's could not be read.
-func (c Class) Floor() int64 {
-	if c.TCPFloorNs > 0 {
-		return c.TCPFloorNs
-	}
-	return c.FloorNs
-}
+// Floor is the class's base RTT as the laws see it: the loaded echo
+// floor plus one full-size frame's serialisation at the bottleneck, the
+// RTT of a line-rate flow's packet through empty queues.
+func (c Class) Floor() int64 { return c.FloorNs + c.MTUSerialiseNs }
 
 // Settings are the derived parameters that are not pinned, as `cclab cc
 // load` settings, sorted.

@@ -8,13 +8,14 @@ import (
 	"cclab/topology"
 )
 
-// deriveFloors derives the laws' parameters from loaded TCP floors (ns)
-// given per switch count, on plan; no network is built.
+// deriveFloors derives the laws' parameters from class floors (ns, what
+// Class.Floor returns) given per switch count, on plan; no network is
+// built.
 func deriveFloors(t *testing.T, plan *topology.Plan, floors map[int]int64, pinned map[string]string) *Derived {
 	t.Helper()
 	r := &Result{}
 	for sw, f := range floors {
-		r.Classes = append(r.Classes, Class{Switches: sw, TCPFloorNs: f})
+		r.Classes = append(r.Classes, Class{Switches: sw, FloorNs: f})
 	}
 	d, err := Derive(r, plan, []string{"powertcp", "hpcc", "swift", "timely", "dcqcn"}, pinned)
 	if err != nil {
@@ -134,4 +135,43 @@ func starOf(t *testing.T, name, host, receiver string) *topology.Plan {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// A class's floor is its loaded echo median plus one full-size frame at
+// its bottleneck (121.12 us for 1514 B at 100 Mbit/s; 12.112 us at 1
+// Gbit/s), and the base RTT follows it; the TCP srtt is not an input.
+func TestFloorAddsBottleneckSerialisation(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		ser  int64
+	}{
+		{"../../topologies/fattree-k4-100m.yaml", 121120},
+		{"../../topologies/fattree-k4-1g.yaml", 12112},
+	} {
+		plan := loadPlan(t, c.file)
+		cs, err := Classes(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Result{}
+		for i, k := range cs {
+			if k.MTUSerialiseNs != c.ser {
+				t.Errorf("%s, %d switches: MTU serialisation %d ns, want %d", c.file, k.Switches, k.MTUSerialiseNs, c.ser)
+			}
+			k.FloorNs = k.ConfiguredNs + 50000 + int64(i)*1000
+			k.TCPFloorNs = k.ConfiguredNs + 900000 // an srtt with a delayed-ACK wait in it
+			if k.Floor() != k.FloorNs+c.ser {
+				t.Errorf("%d switches: Floor %d, want %d + %d", k.Switches, k.Floor(), k.FloorNs, c.ser)
+			}
+			r.Classes = append(r.Classes, k)
+		}
+		d, err := Derive(r, plan, []string{"hpcc"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := r.Classes[len(r.Classes)-1]
+		if want := roundUpUs(last.FloorNs + c.ser); d.BaseRTTNs != want {
+			t.Errorf("%s: base RTT %d, want the longest class's echo floor + serialisation %d", c.file, d.BaseRTTNs, want)
+		}
+	}
 }
