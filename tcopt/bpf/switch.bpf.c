@@ -68,6 +68,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Counters other CPUs update: read each exactly once. */
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -275,6 +276,33 @@ static __always_inline __u64 snap_key(struct sk_buff *skb)
 #endif
 }
 
+/*
+ * When the port's link finishes sending len bytes dequeued at now, at the
+ * port's rate: after now, and after it finished what came before. Stamped
+ * as the record's time, so that between any two records txBytes grows by
+ * no more than the rate allows (tcopt/README.md, ts). The qdisc runs on
+ * one CPU at a time per device, so the clock needs no atomics.
+ */
+static __always_inline __u64 tx_clock_done(struct port_state *st,
+					   struct port_cfg *cfg, __u32 len,
+					   __u64 now)
+{
+	__u64 start = now, clock = READ_ONCE(st->tx_clock);
+
+	if (!cfg || !cfg->rate_mbps)
+		return now;
+	if (clock > now) {
+		start = clock;
+		__sync_fetch_and_add(&st->clock_ahead, 1);
+		if (clock - now > READ_ONCE(st->clock_lead_max))
+			WRITE_ONCE(st->clock_lead_max, clock - now);
+	}
+	/* len bytes at rate_mbps: len * 8 bits / (rate * 1e6 / 1e9) ns */
+	clock = start + (__u64)len * 8000 / cfg->rate_mbps;
+	WRITE_ONCE(st->tx_clock, clock);
+	return clock;
+}
+
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 {
@@ -297,7 +325,9 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	snap.qlen = qdisc_backlog(dev);
 	st->backlog = snap.qlen;
 	snap.tx_bytes = tx;
-	snap.ts = bpf_ktime_get_ns();
+	snap.deq_ns = bpf_ktime_get_ns();
+	snap.ts = tx_clock_done(st, bpf_map_lookup_elem(&port_cfgs, idx), len,
+				snap.deq_ns);
 	snap.port = *idx;
 	snap.len = BPF_CORE_READ(skb, len);
 	key = snap_key(skb);
@@ -730,7 +760,7 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 	parse(skb, &p);
 	snap = bpf_map_lookup_elem(&dequeued, &key);
 	if (snap && snap->port == idx && snap->len == skb->len &&
-	    now - snap->ts < SNAP_MAX_AGE_NS) {
+	    now - snap->deq_ns < SNAP_MAX_AGE_NS) {
 		qlen = snap->qlen;
 		tx = snap->tx_bytes;
 		ts = snap->ts;
@@ -747,7 +777,7 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
 		__sync_fetch_and_add(&st->deq_pkts, 1);
 		qlen = READ_ONCE(st->backlog);
-		ts = now;
+		ts = tx_clock_done(st, cfg, len, now);
 		__sync_fetch_and_add(&st->late, 1);
 	}
 

@@ -82,6 +82,16 @@ struct port_state {
 	__u64 qcn_replaced;	/* ... replacing one still waiting for its ACK */
 	__u64 qcn_no_data;	/* negative samples of packets without TCP data */
 	__u64 qcn_carried;	/* feedback written into an ACK leaving here */
+	/*
+	 * The port's transmit clock: when its link, sending at rate_mbps,
+	 * finishes the bytes dequeued so far (ns, bpf_ktime). A record's time
+	 * is this clock after its packet: HTB hands packets out in bursts
+	 * (its timer fires late, saved-up tokens go at once), a real port
+	 * one serialisation apart (tcopt/README.md, ts).
+	 */
+	__u64 tx_clock;
+	__u64 clock_ahead;	/* packets dequeued before the link was free */
+	__u64 clock_lead_max;	/* the most tx_clock was ahead of a dequeue, ns */
 };
 
 /*
@@ -121,7 +131,8 @@ struct switch_global {
 struct deq_snap {
 	__u64 qlen;		/* bytes left queued behind the packet */
 	__u64 tx_bytes;		/* deq_bytes, this packet included */
-	__u64 ts;		/* bpf_ktime_get_ns() then */
+	__u64 ts;		/* on the port's transmit clock (port_state) */
+	__u64 deq_ns;		/* bpf_ktime_get_ns() at the dequeue */
 	__u32 port;		/* index of the port */
 	__u32 len;		/* skb->len then, to recognise the same packet */
 };

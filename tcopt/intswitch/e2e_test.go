@@ -102,7 +102,11 @@ func attach(t *testing.T, cfg Config) *Switch {
 // `want` records written in path order (timestamps increasing hop by hop),
 // the unused slots untouched, the overflow flag as expected, and valid
 // checksums.
-func checkPath(t *testing.T, frames []tcpFrame, slots, want int, overflow bool, rateCode uint8) {
+// lead is how far any port's transmit clock ran ahead of its dequeues
+// (PortStats.ClockLeadMax): a record is stamped with the time its port's
+// link finishes the packet, so the next hop, not busy, may stamp up to
+// that much earlier.
+func checkPath(t *testing.T, frames []tcpFrame, slots, want int, overflow bool, rateCode uint8, lead time.Duration) {
 	t.Helper()
 	if len(frames) < 20 {
 		t.Fatalf("only %d data frames captured", len(frames))
@@ -132,12 +136,13 @@ func checkPath(t *testing.T, frames []tcpFrame, slots, want int, overflow bool, 
 			}
 			if h > 0 {
 				// A later hop stamps later: within half a wrap of the
-				// 67 ms timestamp. A reversed pair reads as nearly a whole
-				// wrap; a CPU stalled between two hops (stolen time, a
-				// softirq backlog) can put milliseconds between them
-				// (5.1 ms seen once).
+				// 67 ms timestamp, or earlier by no more than the
+				// clocks' lead (plus a unit). A reversed pair reads as
+				// nearly a whole wrap; a CPU stalled between two hops
+				// (stolen time, a softirq backlog) can put milliseconds
+				// between them (5.1 ms seen once).
 				d := (r.ts - o.recs[h-1].ts + tsWrap) % tsWrap
-				if d == 0 || d > tsWrap/2 {
+				if !pathOrder(uint32(r.ts), uint32(o.recs[h-1].ts), tsWrap/2, lead) {
 					t.Fatalf("frame %d: hop %d stamped %d ns after hop %d: not in path order", i, h, d, h-1)
 				}
 			}
@@ -165,12 +170,12 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
 		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 1000
 	}), l.sndAddr, l.rcvAddr)
-	checkPath(t, frames, 5, 3, false, 8)
-
 	stats, err := sw.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPath(t, frames, 5, 3, false, 8, clockLead(stats))
+
 	// The forward ports are s1/r1, s2/r2, s3/r3; each stamped every frame.
 	last := frames[len(frames)-1]
 	o, _ := findOpt(last.options())
@@ -203,6 +208,26 @@ func portStats(t testing.TB, stats []PortStats, node, iface string) PortStats {
 	return PortStats{}
 }
 
+// clockLead is the furthest any port's clock ran ahead of its dequeues.
+func clockLead(stats []PortStats) time.Duration {
+	var lead uint64
+	for _, p := range stats {
+		lead = max(lead, p.ClockLeadMax)
+	}
+	return time.Duration(lead)
+}
+
+// pathOrder reports whether a hop stamped at ts came after the hop before
+// it, stamped at prev: later by at most within, or earlier by no more
+// than the ports' clock lead (checkPath) and a timestamp unit.
+func pathOrder(ts, prev uint32, within, lead time.Duration) bool {
+	d := (uint64(ts) - uint64(prev) + tsWrap) % tsWrap
+	if d > tsWrap/2 {
+		return time.Duration(tsWrap-d) <= lead+256
+	}
+	return d != 0 && time.Duration(d) <= within
+}
+
 // TestOverflowSixSwitches: a path longer than the option holds fills all
 // five slots, sets the overflow flag and writes nothing more.
 func TestOverflowSixSwitches(t *testing.T) {
@@ -215,11 +240,11 @@ func TestOverflowSixSwitches(t *testing.T) {
 	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
 		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 500
 	}), l.sndAddr, l.rcvAddr)
-	checkPath(t, frames, 5, 5, true, 8)
 	stats, err := sw.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPath(t, frames, 5, 5, true, 8, clockLead(stats))
 	if st := portStats(t, stats, "s6", "r6"); st.Overflowed < uint64(len(frames)) || st.Stamped != 0 {
 		t.Errorf("s6: overflowed %d stamped %d, want >= %d and 0", st.Overflowed, st.Stamped, len(frames))
 	}

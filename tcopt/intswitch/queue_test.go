@@ -230,6 +230,8 @@ func testQueueTracksIncast(t *testing.T, mode AttachMode, offloads bool, rate un
 	// The records stamped at the bottleneck (the data's only switch hop)
 	// follow the queue: large under the incast, within the buffer.
 	var stamped []float64
+	var prev testRec
+	pairs, faster := 0, 0
 	for _, f := range capt.snapshot() {
 		tf, ok := parseTCP(f)
 		if !ok || tf.payload == 0 {
@@ -239,7 +241,30 @@ func testQueueTracksIncast(t *testing.T, mode AttachMode, offloads bool, rate un
 		if !ok || o.hops() != 1 {
 			continue
 		}
-		stamped = append(stamped, float64(o.recs[0].qlen))
+		r := o.recs[0]
+		stamped = append(stamped, float64(r.qlen))
+		// The port's transmit clock: between two records, txBytes grows
+		// by at most what the rate lets through in their time apart, to
+		// the fields' units (and so no law has to discard the pair),
+		// however the qdisc batched its dequeues. The segments of one
+		// GSO skb carry the same record.
+		if prev.nonzero && r.tx != prev.tx {
+			dtx := (r.tx - prev.tx + txWrap) % txWrap
+			dts := (r.ts - prev.ts + tsWrap) % tsWrap
+			pairs++
+			if float64(dtx) > float64(rate)/8*float64(dts+2*256)/1e9+2*128 {
+				faster++
+			}
+		}
+		prev = r
+	}
+	t.Logf("%d record pairs at the bottleneck, %d faster than its %v (%d packets dequeued before the link was free, by up to %v)",
+		pairs, faster, rate, p.ClockAhead, time.Duration(p.ClockLeadMax))
+	if pairs < 100 || faster > pairs/100 {
+		t.Errorf("%d of %d consecutive records imply a rate above the port's %v", faster, pairs, rate)
+	}
+	if p.ClockAhead == 0 {
+		t.Errorf("no packet left the qdisc before the link was free: the incast did not saturate the port")
 	}
 	t.Logf("%d stamped frames at the bottleneck: qlen median %.0f p99 %.0f max %.0f B",
 		len(stamped), percentile(stamped, 0.5), percentile(stamped, 0.99), percentile(stamped, 1))

@@ -398,6 +398,13 @@ type PortStats struct {
 	// unknown; or one evicted from the in-flight map): counted as
 	// transmitted there, and stamped with the port's state on arrival.
 	Late uint64
+	// ClockAhead counts packets the qdisc let go before the port's link,
+	// at its rate, would have finished the ones before: their records
+	// carry the link's time, not the dequeue's (tcopt/README.md, ts).
+	ClockAhead uint64
+	// ClockLeadMax is the furthest the link's clock was ahead of the
+	// qdisc's dequeue (ns): how far the emulation ran ahead of the port.
+	ClockLeadMax uint64
 }
 
 // QueueBytes is the port's queue: the root qdisc's backlog as of the last
@@ -432,6 +439,7 @@ func (s *Switch) Stats() ([]PortStats, error) {
 			CEMarked: r.CeMarked, Late: r.Late,
 			QCNSampled: r.QcnSampled, QCNFeedback: r.QcnFb, QCNReplaced: r.QcnReplaced,
 			QCNNoData: r.QcnNoData, QCNCarried: r.QcnCarried,
+			ClockAhead: r.ClockAhead, ClockLeadMax: r.ClockLeadMax,
 		}
 	}
 	return out, nil

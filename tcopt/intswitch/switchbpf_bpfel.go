@@ -18,6 +18,7 @@ type switchbpfDeqSnap struct {
 	Qlen    uint64
 	TxBytes uint64
 	Ts      uint64
+	DeqNs   uint64
 	Port    uint32
 	Len     uint32
 }
@@ -40,25 +41,28 @@ type switchbpfPortKey struct {
 }
 
 type switchbpfPortState struct {
-	_           structs.HostLayout
-	Backlog     uint64
-	EnqBytes    uint64
-	EnqPkts     uint64
-	DeqBytes    uint64
-	DeqPkts     uint64
-	DropBytes   uint64
-	DropPkts    uint64
-	Stamped     uint64
-	Overflowed  uint64
-	CeMarked    uint64
-	Late        uint64
-	QcnCredit   int64
-	QcnQold     uint64
-	QcnSampled  uint64
-	QcnFb       uint64
-	QcnReplaced uint64
-	QcnNoData   uint64
-	QcnCarried  uint64
+	_            structs.HostLayout
+	Backlog      uint64
+	EnqBytes     uint64
+	EnqPkts      uint64
+	DeqBytes     uint64
+	DeqPkts      uint64
+	DropBytes    uint64
+	DropPkts     uint64
+	Stamped      uint64
+	Overflowed   uint64
+	CeMarked     uint64
+	Late         uint64
+	QcnCredit    int64
+	QcnQold      uint64
+	QcnSampled   uint64
+	QcnFb        uint64
+	QcnReplaced  uint64
+	QcnNoData    uint64
+	QcnCarried   uint64
+	TxClock      uint64
+	ClockAhead   uint64
+	ClockLeadMax uint64
 }
 
 type switchbpfQcnFlow struct {
