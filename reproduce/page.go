@@ -100,9 +100,9 @@ func order(store map[string]*Outcome) []*Outcome {
 }
 
 // copyFigures copies the chosen PNGs of every variant that ran in the
-// first seed's run (docs/results/<name>/<cc>-seed<seed>-<figure>.png); the
-// other seeds' figures stay in their run directories, which the page
-// names.
+// first seed's run (docs/results/<name>/<cc>-seed<seed>-<figure>.png),
+// with the side-by-side figures of its claims (sidebyside.go); the other
+// seeds' figures stay in their run directories, which the page names.
 func copyFigures(o *Outcome, docs string) error {
 	dst := filepath.Join(docs, ResultsDir, o.Name)
 	if err := os.RemoveAll(dst); err != nil {
@@ -122,7 +122,15 @@ func copyFigures(o *Outcome, docs string) error {
 			if v.Status != "ran" {
 				continue
 			}
-			for _, fig := range o.Figures {
+			stems := slices.Clone(o.Figures)
+			side, err := filepath.Glob(filepath.Join(v.Dir, "analysis", "figures", sideBySidePrefix+"*.png"))
+			if err != nil {
+				return err
+			}
+			for _, f := range side {
+				stems = append(stems, strings.TrimSuffix(filepath.Base(f), ".png"))
+			}
+			for _, fig := range stems {
 				src := filepath.Join(v.Dir, "analysis", "figures", fig+".png")
 				b, err := os.ReadFile(src)
 				if errors.Is(err, os.ErrNotExist) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"maps"
 	"math"
@@ -29,6 +30,13 @@ func TestSmokeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The smoke claim has no paper number; a copy given one makes the run
+	// draw that claim's side-by-side figure (the long flow's throughput,
+	// the short flow's end and the "paper's" time after it).
+	twenty := 20.0
+	numbered := exps[0].Claims[0]
+	numbered.ID, numbered.Paper.Value = "recovery-numbered", &twenty
+	exps[0].Claims = append(exps[0].Claims, numbered)
 	out, docs := t.TempDir(), t.TempDir()
 	begin := time.Now()
 	outs, err := Run(context.Background(), exps, Options{Root: root, Out: out})
@@ -77,6 +85,19 @@ func TestSmokeEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(docs, "results", "smoke", "cubic-seed1-throughput.png")); err != nil {
 		t.Error(err)
+	}
+	side := filepath.Join(docs, "results", "smoke", "cubic-seed1-paper-recovery-numbered.png")
+	if f, err := os.Open(side); err != nil {
+		t.Errorf("side-by-side figure: %v", err)
+	} else {
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width < 300 || cfg.Height < 200 {
+			t.Errorf("side-by-side figure %s: %v, %dx%d", side, err, cfg.Width, cfg.Height)
+		}
+	}
+	if !strings.Contains(string(page), "results/smoke/cubic-seed1-paper-recovery-numbered.png") {
+		t.Errorf("results page does not show the side-by-side figure")
 	}
 	health, err := os.ReadFile(filepath.Join(docs, ReproductionPage))
 	if err != nil || !strings.Contains(string(health), "| smoke | 1 | cubic |") {

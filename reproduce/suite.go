@@ -280,7 +280,13 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 		vo.Status, vo.Reason = "failed", "analysis: "+err.Error()
 		return vo
 	}
-	vo.Metrics = e.measure.fn(view{a: a, rateBps: rate}, e.Group)
+	v := view{a: a, rateBps: rate}
+	vo.Metrics = e.measure.fn(v, e.Group)
+	// A figure that cannot be drawn costs the page a picture, not the
+	// variant its numbers.
+	if _, err := writeSideBySide(e, v, cc, dir); err != nil {
+		fmt.Fprintf(log, "[%s] %v\n", cc, err)
+	}
 	return vo
 }
 

@@ -62,7 +62,7 @@ static const __u32 int_rate_mbps[1 << INT_RATE_BITS] = {
 struct int_hop {
 	__u32 qlen;	/* bytes queued at the port, multiple of INT_QLEN_UNIT */
 	__u32 tx_bytes;	/* bytes transmitted by the port, mod INT_TX_WRAP */
-	__u32 ts;	/* CLOCK_MONOTONIC ns at dequeue, mod INT_TS_WRAP */
+	__u32 ts;	/* CLOCK_MONOTONIC ns: the port's transmit clock, mod INT_TS_WRAP */
 	__u32 rate_mbps;/* port rate, Mbit/s (from int_rate_mbps) */
 };
 
@@ -98,10 +98,11 @@ static inline void int_rec_put56(__u8 *p, __u64 v)
 
 /*
  * Encode one record into 7 bytes at p from raw port counters: qlen and
- * tx_bytes in bytes, now_ns the dequeue time.
+ * tx_bytes in bytes, ts_ns the record's time (the port's transmit clock,
+ * tcopt/README.md).
  */
 static inline void int_rec_encode(__u8 *p, __u8 rate_code, __u64 qlen,
-				  __u64 tx_bytes, __u64 now_ns)
+				  __u64 tx_bytes, __u64 ts_ns)
 {
 	__u64 q = qlen / INT_QLEN_UNIT;
 	__u64 v;
@@ -111,7 +112,7 @@ static inline void int_rec_encode(__u8 *p, __u8 rate_code, __u64 qlen,
 	v = (__u64)(rate_code & 0x1f) << 51;
 	v |= q << 36;
 	v |= ((tx_bytes / INT_TX_UNIT) & INT_TX_MASK) << 18;
-	v |= (now_ns / INT_TS_UNIT) & INT_TS_MASK;
+	v |= (ts_ns / INT_TS_UNIT) & INT_TS_MASK;
 	int_rec_put56(p, v);
 }
 

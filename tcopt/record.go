@@ -6,20 +6,20 @@ type Record struct {
 	Rate uint8  // rate code (5 bits); valid are 1..RateCodeMax
 	Qlen uint16 // queue length in QlenUnit (15 bits)
 	Tx   uint32 // transmitted bytes in TxUnit, wrapping (18 bits)
-	TS   uint32 // dequeue time in TSUnit, wrapping (18 bits)
+	TS   uint32 // the port's transmit clock in TSUnit, wrapping (18 bits)
 }
 
 // Hop is a record in plain units, like struct int_hop.
 type Hop struct {
 	Qlen     uint32 // bytes queued
 	TxBytes  uint32 // bytes transmitted, mod TxWrap
-	TS       uint32 // CLOCK_MONOTONIC ns at dequeue, mod TSWrap
+	TS       uint32 // CLOCK_MONOTONIC ns, the port's transmit clock, mod TSWrap
 	RateMbps uint32
 }
 
 // NewRecord builds a record from raw port counters the way a switch stamps
-// one (int_rec_encode): qlen and txBytes in bytes, nowNs the dequeue time.
-func NewRecord(rateCode uint8, qlen, txBytes, nowNs uint64) Record {
+// one (int_rec_encode): qlen and txBytes in bytes, tsNs the record's time.
+func NewRecord(rateCode uint8, qlen, txBytes, tsNs uint64) Record {
 	q := qlen / QlenUnit
 	if q > QlenMax {
 		q = QlenMax
@@ -28,7 +28,7 @@ func NewRecord(rateCode uint8, qlen, txBytes, nowNs uint64) Record {
 		Rate: rateCode & 0x1f,
 		Qlen: uint16(q),
 		Tx:   uint32(txBytes/TxUnit) & TxMask,
-		TS:   uint32(nowNs/TSUnit) & TSMask,
+		TS:   uint32(tsNs/TSUnit) & TSMask,
 	}
 }
 

@@ -92,7 +92,7 @@ type Derived struct {
 const maxLawTimeNs = int64(time.Second)
 
 // swiftHeadroomDiv: Swift's base target sits a quarter of the base RTT
-// above the loaded floors' intercept.
+// above the classes' floors' intercept.
 const swiftHeadroomDiv = 4
 
 // The fast-convergence paper's fabric and Variable AI settings, which
@@ -174,8 +174,8 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 	}{
 		"base_rtt_ns":    {d.BaseRTTNs, "largest path-class floor: loaded echo median + one MTU frame at the bottleneck"},
 		"int_max_age_ns": {d.IntMaxAgeNs, "20 base RTTs within [1 ms, 30 ms]"},
-		"base_target_ns": {d.SwiftBaseTargetNs, "intercept of the loaded floors against switches + base RTT / 4"},
-		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the loaded floors against switches"},
+		"base_target_ns": {d.SwiftBaseTargetNs, "intercept of the classes' floors against switches + base RTT / 4"},
+		"per_hop_ns":     {d.SwiftPerHopNs, "slope of the classes' floors against switches"},
 		"hops":           {int64(d.SwiftHops), "switches of the longest class"},
 		"host_bw_mbps":   {d.HostBwMbps, "the hosts' link rate (topology)"},
 		"fs_range_ns":    {d.SwiftFsRangeNs, "base RTT / 2 (the law's default ratio)"},

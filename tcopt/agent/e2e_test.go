@@ -116,8 +116,11 @@ func TestThreeSwitchEcho(t *testing.T) {
 			if h.RateMbps != rates[i] {
 				t.Fatalf("%s: hop %d rate %d, want %d (path order)", what, i, h.RateMbps, rates[i])
 			}
-			if i == 0 || tcopt.TSDelta(hs[i-1].TS, h.TS) <= lead+tcopt.TSUnit {
-				continue // later, or earlier within the clocks' lead
+			// The hop before stamped when its link finished the packet:
+			// up to the clocks' lead and one skb (64 KB) at its rate after
+			// this hop saw it.
+			if i == 0 || tcopt.TSDelta(hs[i-1].TS, h.TS) <= lead+tcopt.TSUnit+uint32(66000*8000/rates[i-1]) {
+				continue // later, or earlier within that
 			}
 			if tcopt.TSDelta(h.TS, hs[i-1].TS) > uint32(10*time.Millisecond) {
 				t.Fatalf("%s: hop %d dequeued %d ns after hop %d (clock lead %d ns)", what, i, tcopt.TSDelta(h.TS, hs[i-1].TS), i-1, lead)

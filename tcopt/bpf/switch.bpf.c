@@ -280,27 +280,36 @@ static __always_inline __u64 snap_key(struct sk_buff *skb)
  * When the port's link finishes sending len bytes dequeued at now, at the
  * port's rate: after now, and after it finished what came before. Stamped
  * as the record's time, so that between any two records txBytes grows by
- * no more than the rate allows (tcopt/README.md, ts). The qdisc runs on
- * one CPU at a time per device, so the clock needs no atomics.
+ * no more than the rate allows (tcopt/README.md, ts). The qdisc hands a
+ * device's packets out on one CPU at a time, but a packet the transmit
+ * tracepoint missed advances the clock from the peer's CPU: a
+ * compare-and-swap keeps the clock from ever going back.
  */
 static __always_inline __u64 tx_clock_done(struct port_state *st,
 					   struct port_cfg *cfg, __u32 len,
 					   __u64 now)
 {
-	__u64 start = now, clock = READ_ONCE(st->tx_clock);
+	__u64 clock, start, done = now, ser;
+	int i;
 
 	if (!cfg || !cfg->rate_mbps)
 		return now;
-	if (clock > now) {
-		start = clock;
-		__sync_fetch_and_add(&st->clock_ahead, 1);
-		if (clock - now > READ_ONCE(st->clock_lead_max))
-			WRITE_ONCE(st->clock_lead_max, clock - now);
+	/* len bytes at rate_mbps, rounded up: len * 8 / (rate / 1000) ns */
+	ser = ((__u64)len * 8000 + cfg->rate_mbps - 1) / cfg->rate_mbps;
+	for (i = 0; i < 4; i++) {
+		clock = READ_ONCE(st->tx_clock);
+		start = clock > now ? clock : now;
+		done = start + ser;
+		if (__sync_val_compare_and_swap(&st->tx_clock, clock, done) != clock)
+			continue;
+		if (clock > now) {
+			__sync_fetch_and_add(&st->clock_ahead, 1);
+			if (clock - now > READ_ONCE(st->clock_lead_max))
+				WRITE_ONCE(st->clock_lead_max, clock - now);
+		}
+		break;
 	}
-	/* len bytes at rate_mbps: len * 8 bits / (rate * 1e6 / 1e9) ns */
-	clock = start + (__u64)len * 8000 / cfg->rate_mbps;
-	WRITE_ONCE(st->tx_clock, clock);
-	return clock;
+	return done;
 }
 
 SEC("tp_btf/net_dev_start_xmit")
@@ -511,11 +520,11 @@ static __always_inline enum rec_result write_record(struct __sk_buff *skb,
 /* Stamp this port's INT record (a full option gets its overflow flag). */
 static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 				  struct port_state *st, __u8 rate_code,
-				  __u64 qlen, __u64 tx_bytes, __u64 now)
+				  __u64 qlen, __u64 tx_bytes, __u64 ts)
 {
 	__u8 rec[INT_REC_LEN];
 
-	int_rec_encode(rec, rate_code, qlen, tx_bytes, now);
+	int_rec_encode(rec, rate_code, qlen, tx_bytes, ts);
 	switch (write_record(skb, p, rec, true, false)) {
 	case REC_WRITTEN:
 		__sync_fetch_and_add(&st->stamped, 1);

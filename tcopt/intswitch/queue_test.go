@@ -266,6 +266,13 @@ func testQueueTracksIncast(t *testing.T, mode AttachMode, offloads bool, rate un
 	if p.ClockAhead == 0 {
 		t.Errorf("no packet left the qdisc before the link was free: the incast did not saturate the port")
 	}
+	// The clock runs ahead of the dequeues by what HTB lets go at once:
+	// its 64 KB burst and the skb in hand (64 KB with GSO), at the port's
+	// rate, plus its watchdog's lateness; a clock too slow or running away
+	// would exceed it.
+	if most := time.Duration((64<<10+64<<10+1514)*8*1e9/float64(rate)) + 2*time.Millisecond; time.Duration(p.ClockLeadMax) > most {
+		t.Errorf("the port's clock ran %v ahead of its dequeues, more than one burst and an skb at its rate and 2 ms (%v)", time.Duration(p.ClockLeadMax), most)
+	}
 	t.Logf("%d stamped frames at the bottleneck: qlen median %.0f p99 %.0f max %.0f B",
 		len(stamped), percentile(stamped, 0.5), percentile(stamped, 0.99), percentile(stamped, 1))
 	if len(stamped) < 100 || percentile(stamped, 0.9) < buffer/4 {
