@@ -3,7 +3,6 @@ package reproduce
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -114,9 +113,6 @@ func writeSideBySide(e *Experiment, v view, cc, dir string) ([]string, error) {
 		}
 		stem := sideBySidePrefix + c.ID
 		path := filepath.Join(dir, "analysis", "figures", stem+".png")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return stems, err
-		}
 		if err := atomicWrite(path, png); err != nil {
 			return stems, err
 		}
