@@ -90,9 +90,8 @@ func claimSeries(v view, group string, metric string, paper float64) (sideBySide
 
 // writeSideBySide draws the side-by-side figure of every claim of e that
 // reads cc's value and carries the paper's number, from view v of the
-// variant's run, into dir/analysis/figures; it returns the file stems.
-func writeSideBySide(e *Experiment, v view, cc, dir string) ([]string, error) {
-	var stems []string
+// variant's run, into dir/analysis/figures (copyFigures finds them there).
+func writeSideBySide(e *Experiment, v view, cc, dir string) error {
 	for _, c := range e.Claims {
 		if c.Value == nil || c.Value.CC != cc || c.Paper.Value == nil {
 			continue
@@ -109,16 +108,14 @@ func writeSideBySide(e *Experiment, v view, cc, dir string) ([]string, error) {
 		}
 		png, err := plot.Render(s.chart(e.Name, cc, c), "png", 6, 3.5)
 		if err != nil {
-			return stems, fmt.Errorf("side-by-side figure of %s: %w", c.ID, err)
+			return fmt.Errorf("side-by-side figure of %s: %w", c.ID, err)
 		}
-		stem := sideBySidePrefix + c.ID
-		path := filepath.Join(dir, "analysis", "figures", stem+".png")
+		path := filepath.Join(dir, "analysis", "figures", sideBySidePrefix+c.ID+".png")
 		if err := atomicWrite(path, png); err != nil {
-			return stems, err
+			return err
 		}
-		stems = append(stems, stem)
 	}
-	return stems, nil
+	return nil
 }
 
 // chart is the figure: the run's series over time (ms), the paper's level

@@ -284,7 +284,7 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 	vo.Metrics = e.measure.fn(v, e.Group)
 	// A figure that cannot be drawn costs the page a picture, not the
 	// variant its numbers.
-	if _, err := writeSideBySide(e, v, cc, dir); err != nil {
+	if err := writeSideBySide(e, v, cc, dir); err != nil {
 		fmt.Fprintf(log, "[%s] %v\n", cc, err)
 	}
 	return vo

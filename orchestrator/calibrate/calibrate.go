@@ -14,6 +14,7 @@ import (
 	"cclab/internal/icmpecho"
 	"cclab/orchestrator/flows"
 	"cclab/topology"
+	"cclab/topology/ideal"
 )
 
 // A Class is the paths between hosts with the same number of switches
@@ -46,10 +47,6 @@ type Class struct {
 	// segment's) do not (docs/calibration.md). 0 if it could not be read.
 	TCPFloorNs int64 `json:"tcp_floor_ns"`
 }
-
-// MTUFrameBytes is a full-size packet on the wire: the MTU cclab builds
-// with plus the Ethernet header.
-const MTUFrameBytes = topology.MTU + 14
 
 // RTT summarises round-trip samples in nanoseconds.
 type RTT = icmpecho.RTT
@@ -107,8 +104,10 @@ func Classes(plan *topology.Plan) ([]Class, error) {
 				out[i].BottleneckBps = r
 			}
 		}
+		// A full-size frame on the wire, as the ideal FCT counts one per hop.
+		frame := uint64(ideal.DefaultFraming.MSS + ideal.DefaultFraming.HeaderBytes)
 		if b := out[i].BottleneckBps; b > 0 {
-			out[i].MTUSerialiseNs = int64(MTUFrameBytes * 8 * 1e9 / b)
+			out[i].MTUSerialiseNs = int64(frame * 8 * 1e9 / b)
 		}
 	}
 	// Shortest paths first.
