@@ -181,3 +181,28 @@ func (p *Pinger) Sample(ctx context.Context, n int, gap, timeout time.Duration) 
 	}
 	return Summarise(s, lost), nil
 }
+
+// Reach sends echoes until one is answered, each given retry to come back,
+// and fails after within: the first packets to a fresh neighbour wait for
+// its ARP resolution, and a lost ARP request is retried only after the
+// neighbour table's retrans_time (1 s by default), so a measurement that
+// starts before the path answers would count a second of losses that are
+// not the path's.
+func (p *Pinger) Reach(ctx context.Context, retry, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	tries := 0
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		tries++
+		_, ok, err := p.One(retry)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("ping %s: no echo answered in %v (%d sent)", p.dst, within, tries)
+}

@@ -176,6 +176,9 @@ func measure(ctx context.Context, c *Class, src, dst flows.Host, id uint16, opt 
 		return err
 	}
 	defer p.Close()
+	if err := p.Reach(ctx, timeout, 3*time.Second); err != nil {
+		return err
+	}
 	if c.Idle, err = p.Stream(ctx, opt.IdleSamples, echoInterval, timeout); err != nil {
 		return err
 	}

@@ -231,8 +231,8 @@ func up(name string, addr netip.Prefix) error {
 
 // Idle measures the probe's round trip with nothing else running.
 func (p *Probe) Idle(ctx context.Context, n int) error {
-	// The first echo resolves the neighbour; it is not a sample.
-	if _, _, err := p.pinger.One(echoTimeout); err != nil {
+	// The first echoes resolve the neighbour; they are not samples.
+	if err := p.pinger.Reach(ctx, echoTimeout, 3*time.Second); err != nil {
 		return fmt.Errorf("cpu queue probe: %w", err)
 	}
 	r, err := p.pinger.Sample(ctx, n, 200*time.Microsecond, echoTimeout)

@@ -98,8 +98,8 @@ func idleRTT(ctx context.Context, plan *topology.Plan, src, dst string, opt netb
 		return 0, err
 	}
 	defer p.Close()
-	// The first echo resolves the neighbours; it is not a sample.
-	if _, _, err := p.One(time.Second); err != nil {
+	// The first echoes resolve the neighbours; they are not samples.
+	if err := p.Reach(ctx, time.Second, 5*time.Second); err != nil {
 		return 0, err
 	}
 	rtt, err := p.Sample(ctx, samples, time.Millisecond, time.Second)
