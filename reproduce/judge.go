@@ -52,6 +52,10 @@ type ClaimOutcome struct {
 	Flips  bool   `json:"flips,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Samples is set when the claim reads a tail percentile over fewer
+	// flows than the percentile needs: it says how few, and that each
+	// number is then the slowest flow's.
+	Samples string `json:"samples,omitempty"`
 }
 
 // rule describes the check in words.
@@ -210,8 +214,53 @@ func judge(e *Experiment, o *Outcome) {
 			}
 		}
 		co.Measured = measured(c, co, unit)
+		co.Samples = sampleNote(c, o)
 		o.Claims = append(o.Claims, co)
 	}
+}
+
+// tailCounts maps a tail-percentile metric to the metric counting the
+// flows it is taken over, and the fewest flows for which the percentile
+// is not simply the largest (nearest rank: p99.9 of n < 1000 is the
+// maximum).
+var tailCounts = map[string]struct {
+	count string
+	need  int
+}{
+	"short_p999":  {"short_n", 1000},
+	"medium_p999": {"medium_n", 1000},
+	"long_p999":   {"long_n", 1000},
+}
+
+// sampleNote says, for a claim on a tail percentile, over how few flows
+// its runs took it when that is fewer than the percentile needs; "" when
+// enough, or when the claim reads no such metric.
+func sampleNote(c ClaimSpec, o *Outcome) string {
+	tc, ok := tailCounts[c.metric()]
+	if !ok {
+		return ""
+	}
+	lo, hi := math.MaxInt, 0
+	for _, r := range o.Runs {
+		for _, cc := range c.ccs() {
+			v := r.variant(cc)
+			if v == nil || v.Status != "ran" {
+				continue
+			}
+			if n := v.Metrics.Get(tc.count); !math.IsNaN(n) {
+				lo, hi = min(lo, int(n)), max(hi, int(n))
+			}
+		}
+	}
+	if hi == 0 || hi >= tc.need {
+		return ""
+	}
+	span := strconv.Itoa(lo)
+	if hi > lo {
+		span += "-" + strconv.Itoa(hi)
+	}
+	return fmt.Sprintf("Sample size: %s is taken over %s flows per variant and seed; below %d flows it is the slowest flow's slowdown, so one flow decides each number.",
+		c.metric(), span, tc.need)
 }
 
 func anyMeasured(ss []SeedValue) bool {

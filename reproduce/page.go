@@ -54,6 +54,27 @@ func Publish(outs []*Outcome, docs string) error {
 	return updateHealth(filepath.Join(docs, ReproductionPage), HealthMarkdown(ordered))
 }
 
+// Rejudge checks the stored runs' claims again against the experiment
+// files as they are now: a claim's paper number, reading or note edited in
+// experiments/reproduce/*.yaml takes effect without running anything. The
+// runs' measurements are kept; claims of experiments no longer in exps
+// keep their verdicts. It returns how many experiments it judged.
+func Rejudge(exps []*Experiment, docs string) (int, error) {
+	store, err := readStore(docs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range exps {
+		if o, ok := store[e.Name]; ok {
+			o.Title, o.Paper = e.Title, e.Paper
+			judge(e, o)
+			n++
+		}
+	}
+	return n, writeStore(docs, store)
+}
+
 func readStore(docs string) (map[string]*Outcome, error) {
 	store := map[string]*Outcome{}
 	b, err := os.ReadFile(filepath.Join(docs, ResultsDir, StoreFile))
@@ -247,6 +268,9 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 			if c.Reason != "" && !agreeing(c.Verdict) {
 				m = strings.TrimSpace(m + " " + c.Reason)
 			}
+			if c.Samples != "" {
+				m = strings.TrimSpace(m + " " + c.Samples)
+			}
 			v := verdictMark[c.Verdict]
 			if c.Flips {
 				v += " (seeds differ)"
@@ -333,7 +357,8 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 			if c.Paper.Reading != "" {
 				paper += " " + c.Paper.Reading
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", num, cell(c.Claim), cell(paper), cell(c.Check), cell(m), verdictMark[c.Verdict], cell(c.Note))
+			note := strings.TrimSpace(c.Samples + " " + c.Note)
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", num, cell(c.Claim), cell(paper), cell(c.Check), cell(m), verdictMark[c.Verdict], cell(note))
 		}
 		if o.PaperFigure != "" {
 			p("\nThe numbered claims beside the paper: each seed's number over the paper's figure, with the band of agreement.\n\n![%s against the paper](%s)\n", o.Name, o.PaperFigure)

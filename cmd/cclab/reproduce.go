@@ -50,6 +50,17 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 				if docs == "" {
 					docs = filepath.Join(root, "docs")
 				}
+				if root != "" {
+					exps, err := reproduce.Load(root)
+					if err != nil {
+						return err
+					}
+					n, err := reproduce.Rejudge(exps, docs)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "judged the claims of %d stored experiments again against %s\n", n, filepath.Join(root, reproduce.Dir))
+				}
 				if err := reproduce.Publish(nil, docs); err != nil {
 					return err
 				}
@@ -106,7 +117,7 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 	fl.BoolVar(&asJSON, "json", false, "print the outcomes as JSON")
 	fl.BoolVar(&noPage, "no-page", false, "do not regenerate the results page")
 	fl.BoolVar(&list, "list", false, "list the experiments")
-	fl.BoolVar(&pageOnly, "page-only", false, "regenerate the pages from docs/results/results.json without running")
+	fl.BoolVar(&pageOnly, "page-only", false, "regenerate the pages from docs/results/results.json without running, judging the stored runs' claims again against the experiment files")
 	return cmd
 }
 
