@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
@@ -98,6 +99,11 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 	if err := check(id, p, opt); err != nil {
 		return nil, err
 	}
+	// Namespaces, veths and qdiscs wait for RCU grace periods hundreds of
+	// times (internal/rcuexpedite).
+	if h, err := rcuexpedite.System.Hold(id); err == nil {
+		defer h.Release()
+	}
 	n := &Network{ID: id, Plan: p, Options: opt}
 	pl, err := delay.Place(p)
 	if err != nil {
@@ -159,6 +165,9 @@ func (n *Network) Netns(node string) string { return n.ID.Netns(node) }
 // Down removes the run: namespaces (with their veths), processes in them or
 // recorded for the run, BPF pins and the state directory.
 func (n *Network) Down(ctx context.Context) error {
+	if h, err := rcuexpedite.System.Hold(n.ID); err == nil {
+		defer h.Release()
+	}
 	_, err := cleanup.Clean(ctx, n.ID)
 	return err
 }

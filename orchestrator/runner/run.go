@@ -13,6 +13,7 @@ import (
 	"time"
 
 	cclaws "cclab/internal/cc"
+	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/capture"
@@ -83,6 +84,18 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 	res := &Result{ID: opt.ID, Dir: filepath.Join(opt.Out, string(opt.ID)), Skipped: p.Skipped}
 	if err := removeStaleDir(res.Dir); err != nil {
 		return nil, err
+	}
+	// Building, attaching and tearing down wait for RCU grace periods
+	// hundreds of times; expedited, a variant's set-up and teardown take
+	// seconds less (internal/rcuexpedite).
+	if h, err := rcuexpedite.System.Hold(opt.ID); err != nil {
+		fmt.Fprintf(opt.Log, "rcu_expedited not set, set-up and teardown will be slower: %v\n", err)
+	} else {
+		defer func() {
+			if err := h.Release(); err != nil {
+				fmt.Fprintf(opt.Log, "rcu_expedited: %v\n", err)
+			}
+		}()
 	}
 	laws := &lawState{}
 	var degraded []string
