@@ -64,7 +64,8 @@ func measureNames() []string {
 	return out
 }
 
-// throughputWin is "line rate": 90 % of the link in a 1 ms window.
+// throughputWin is "line rate": 90 % of the link in one throughput window
+// (the analysis window: 1 ms by default, an experiment's analysis.window).
 const throughputWin = 0.9
 
 // drainBytes is "drained": at most four packets queued.

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"cclab/internal/nsexec"
 	"cclab/internal/units"
 )
 
@@ -23,8 +24,7 @@ type Switch struct {
 	objs    objects
 	tcProgs []tcPrograms  // one pair, or one per port (classic)
 	stamper *ebpf.Program // classic: the stamper the ports tail-call
-	links   []link.Link   // the tracepoints
-	tcLinks [][]link.Link // tcx: the stampers, then the enqueue counters
+	links   []link.Link
 	filters []*classicFilter
 
 	mu      sync.Mutex
@@ -143,37 +143,15 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	}
 	// The stampers, then the enqueue counters: a packet counted entering
 	// must be seen leaving.
-	if s.mode == AttachClassic {
-		for i, p := range peers {
-			if err := s.attachClassic(p, s.progsOf(i).Stamp, true); err != nil {
-				return nil, err
-			}
-		}
-		for i, e := range egress {
-			if err := s.attachClassic(e, s.progsOf(i).Enqueue, false); err != nil {
-				return nil, err
-			}
-		}
-		return s, nil
-	}
-	for _, group := range []struct {
-		ifs     []iface
-		prog    *ebpf.Program
-		ingress bool
-	}{{peers, s.tcProgs[0].Stamp, true}, {egress, s.tcProgs[0].Enqueue, false}} {
-		at := ebpf.AttachTCXEgress
-		if group.ingress {
-			at = ebpf.AttachTCXIngress
-		}
-		hooks := make([]tcxHook, len(group.ifs))
-		for k, i := range group.ifs {
-			hooks[k] = tcxHook{i: i, prog: group.prog, at: at}
-		}
-		links, err := attachTCX(hooks)
-		if err != nil {
+	for i, p := range peers {
+		if err := s.attachTC(p, s.progsOf(i).Stamp, true); err != nil {
 			return nil, err
 		}
-		s.tcLinks = append(s.tcLinks, links)
+	}
+	for i, e := range egress {
+		if err := s.attachTC(e, s.progsOf(i).Enqueue, false); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -186,15 +164,22 @@ func (s *Switch) progsOf(i int) tcPrograms {
 	return s.tcProgs[0]
 }
 
-// attachClassic attaches a tc program to an interface's ingress or
-// egress as a classic filter.
-func (s *Switch) attachClassic(i iface, prog *ebpf.Program, ingress bool) error {
-	f, err := attachClassic(i, prog, ingress)
-	if err != nil {
-		return err
+// attachTC attaches a tc program to an interface's ingress or egress, as a
+// tcx link or a classic filter.
+func (s *Switch) attachTC(i iface, prog *ebpf.Program, ingress bool) error {
+	if s.mode == AttachClassic {
+		f, err := attachClassic(i, prog, ingress)
+		if err != nil {
+			return err
+		}
+		s.filters = append(s.filters, f)
+		return nil
 	}
-	s.filters = append(s.filters, f)
-	return nil
+	at := ebpf.AttachTCXEgress
+	if ingress {
+		at = ebpf.AttachTCXIngress
+	}
+	return s.attachTCX(i, prog, at)
 }
 
 func loadErr(mode AttachMode, err error) error {
@@ -335,6 +320,21 @@ func keyOf(i iface) switchbpfPortKey {
 	return switchbpfPortKey{NetnsCookie: i.cookie, Ifindex: uint32(i.ifindex)}
 }
 
+// attachTCX attaches prog to an interface; the ifindex means something only
+// inside the interface's namespace, so the link is made from there.
+func (s *Switch) attachTCX(i iface, prog *ebpf.Program, at ebpf.AttachType) error {
+	return nsexec.Do(i.netns, func() error {
+		l, err := link.AttachTCX(link.TCXOptions{
+			Interface: i.ifindex, Program: prog, Attach: at, Anchor: link.Tail(),
+		})
+		if err != nil {
+			return fmt.Errorf("attach %s to %s in %s: %w", prog, i.name, i.netns, err)
+		}
+		s.links = append(s.links, l)
+		return nil
+	})
+}
+
 // Close stops sampling, detaches every program and frees the maps.
 func (s *Switch) Close() error {
 	var errs []error
@@ -345,13 +345,6 @@ func (s *Switch) Close() error {
 	if smp != nil {
 		errs = append(errs, smp.Stop())
 	}
-	// The enqueue counters, then the stampers: the reverse of Attach.
-	for i := len(s.tcLinks) - 1; i >= 0; i-- {
-		if err := closeLinks(s.tcLinks[i]); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.tcLinks = nil
 	for i := len(s.links) - 1; i >= 0; i-- {
 		if err := s.links[i].Close(); err != nil {
 			errs = append(errs, fmt.Errorf("detach: %w", err))
