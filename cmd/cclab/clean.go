@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 )
@@ -18,7 +20,8 @@ func newCleanCmd() *cobra.Command {
 		Use:   "clean",
 		Short: "Remove what cclab runs left behind (all runs, or one with --run)",
 		Long: "Removes namespaces named cclab-<id>-*, /sys/fs/bpf/cclab-<id>, /run/cclab/<id> and kills\n" +
-			"the processes a run recorded or that live in its namespaces. Nothing else is touched.",
+			"the processes a run recorded or that live in its namespaces, and puts /sys/kernel/rcu_expedited\n" +
+			"back if a run that held it was killed. Nothing else is touched.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var reps []cleanup.Report
@@ -34,6 +37,10 @@ func newCleanCmd() *cobra.Command {
 			} else {
 				reps, err = cleanup.CleanAll(cmd.Context())
 			}
+			// A run killed while it held rcu_expedited never put it back
+			// (internal/rcuexpedite); whatever the runs left, settle it.
+			restored, serr := rcuexpedite.System.Settle()
+			err = errors.Join(err, serr)
 			if jsonOut {
 				if reps == nil {
 					reps = []cleanup.Report{}
@@ -57,6 +64,10 @@ func newCleanCmd() *cobra.Command {
 					fmt.Printf(", removed %s", r.StateDir)
 				}
 				fmt.Println()
+			}
+			if restored != "" {
+				found = true
+				fmt.Printf("rcu_expedited: restored %s (a run holding it was killed)\n", restored)
 			}
 			if !found {
 				fmt.Println("nothing to clean")

@@ -16,7 +16,8 @@
 // file named by its run id under an exclusive flock, which the kernel
 // drops when the process dies (even by kill -9). The first holder
 // saves the knob's value; Release and Settle restore it once no marker is
-// locked any more.
+// locked any more. The count lives in the state root (/run/cclab): removing
+// it by hand while a run holds the knob loses the saved value.
 package rcuexpedite
 
 import (
@@ -79,22 +80,39 @@ func (k Knob) Hold(id runid.ID) (*Hold, error) {
 		return nil, fmt.Errorf("rcu_expedited: lock the marker: %w", err)
 	}
 	h := &Hold{k: k, marker: f}
+	saved := false
 	if _, err := os.Stat(k.original()); errors.Is(err, os.ErrNotExist) {
 		v, err := os.ReadFile(k.Path)
 		if err != nil {
 			h.drop()
 			return nil, fmt.Errorf("rcu_expedited: %w", err)
 		}
-		if err := os.WriteFile(k.original(), v, 0o644); err != nil {
+		if err := writeAtomic(k.original(), v); err != nil {
 			h.drop()
 			return nil, fmt.Errorf("rcu_expedited: save the original value: %w", err)
 		}
+		saved = true
 	}
 	if err := os.WriteFile(k.Path, []byte("1\n"), 0o644); err != nil {
 		h.drop()
-		return nil, errors.Join(fmt.Errorf("rcu_expedited: %w", err), k.settleLocked())
+		if saved {
+			// Nothing was changed: forget the value rather than
+			// restore it through a knob that cannot be written.
+			os.Remove(k.original())
+		}
+		return nil, fmt.Errorf("rcu_expedited: %w", err)
 	}
 	return h, nil
+}
+
+// writeAtomic writes b to path by renaming a complete file over it: a
+// crash leaves the old file or the new one, never half of it.
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // drop removes the marker and closes it (which unlocks it).
@@ -115,40 +133,48 @@ func (h *Hold) Release() error {
 	defer unlock()
 	h.drop()
 	h.marker = nil
-	return h.k.settleLocked()
+	_, err = h.k.settleLocked()
+	return err
 }
 
 // Settle restores the knob's saved value when no live process holds it
-// (`cclab clean` calls it, for holders that were killed).
-func (k Knob) Settle() error {
+// (`cclab clean` calls it, for holders that were killed), and says which
+// value it restored ("" when none).
+func (k Knob) Settle() (string, error) {
 	if _, err := os.Stat(k.original()); errors.Is(err, os.ErrNotExist) {
-		return nil
+		return "", nil
 	}
 	unlock, err := k.lock()
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer unlock()
 	return k.settleLocked()
 }
 
-func (k Knob) settleLocked() error {
-	saved, err := os.ReadFile(k.original())
+func (k Knob) settleLocked() (string, error) {
+	b, err := os.ReadFile(k.original())
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return fmt.Errorf("rcu_expedited: %w", err)
+		return "", fmt.Errorf("rcu_expedited: %w", err)
 	}
 	held, err := k.held()
 	if err != nil || held {
-		return err
+		return "", err
 	}
-	if err := os.WriteFile(k.Path, []byte(strings.TrimSpace(string(saved))+"\n"), 0o644); err != nil {
-		return fmt.Errorf("rcu_expedited: restore %q: %w", strings.TrimSpace(string(saved)), err)
+	saved := strings.TrimSpace(string(b))
+	if saved != "0" && saved != "1" {
+		// Not a value the knob ever had: nothing to put back.
+		os.Remove(k.holders())
+		return "", os.Remove(k.original())
+	}
+	if err := os.WriteFile(k.Path, []byte(saved+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("rcu_expedited: restore %s: %w", saved, err)
 	}
 	os.Remove(k.holders())
-	return os.Remove(k.original())
+	return saved, os.Remove(k.original())
 }
 
 // held reports whether any run's marker is locked by a live process, and
@@ -156,7 +182,7 @@ func (k Knob) settleLocked() error {
 func (k Knob) held() (bool, error) {
 	markers, err := filepath.Glob(filepath.Join(k.holders(), "*"))
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("rcu_expedited: holders: %w", err)
 	}
 	held := false
 	for _, m := range markers {

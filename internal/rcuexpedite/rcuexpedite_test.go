@@ -81,7 +81,7 @@ func TestKilledHolderSettles(t *testing.T) {
 		return
 	}
 	k := testKnob(t)
-	cmd := exec.Command(os.Args[0], "-test.run", "TestChildHolds$")
+	cmd := exec.Command(os.Args[0], "-test.run", "TestChildHolds$", "-test.timeout", "60s")
 	cmd.Env = append(os.Environ(), "RCUEXPEDITE_CHILD=1", "RCUEXPEDITE_KNOB="+k.Path, "RCUEXPEDITE_ROOT="+k.StateRoot)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -95,8 +95,8 @@ func TestKilledHolderSettles(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, "held") {
 		t.Fatalf("child: %q %v", line, err)
 	}
-	if err := k.Settle(); err != nil {
-		t.Fatal(err)
+	if v, err := k.Settle(); err != nil || v != "" {
+		t.Fatalf("settle while the holder lives: restored %q, %v", v, err)
 	}
 	if v := value(t, k); v != "1" {
 		t.Fatalf("settled while the holder lives: knob %s", v)
@@ -105,8 +105,8 @@ func TestKilledHolderSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if err := k.Settle(); err != nil {
-		t.Fatal(err)
+	if v, err := k.Settle(); err != nil || v != "0" {
+		t.Fatalf("settle: restored %q, %v", v, err)
 	}
 	if v := value(t, k); v != "0" {
 		t.Fatalf("after kill -9 and Settle: knob %s", v)
@@ -124,6 +124,40 @@ func TestChildHolds(t *testing.T) {
 	}
 	os.Stdout.WriteString("held\n")
 	select {}
+}
+
+// A knob that cannot be written: Hold fails, changes nothing and leaves
+// no saved value behind that would make later Settles fail.
+func TestHoldFailsCleanly(t *testing.T) {
+	k := Knob{Path: "/proc/version", StateRoot: t.TempDir()} // readable, never writable
+	if _, err := k.Hold(runid.New()); err == nil {
+		t.Fatal("held a knob that cannot be written")
+	}
+	if _, err := os.Stat(k.original()); !os.IsNotExist(err) {
+		t.Errorf("saved value left behind: %v", err)
+	}
+	if v, err := k.Settle(); err != nil || v != "" {
+		t.Errorf("settle after a failed hold: %q, %v", v, err)
+	}
+}
+
+// A saved value the knob never had (a crash mid-write before writes were
+// atomic, a hand edit) is dropped, not written to the knob.
+func TestSettleDropsCorruptSavedValue(t *testing.T) {
+	k := testKnob(t)
+	if err := os.WriteFile(k.Path, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(k.StateRoot, 0o755)
+	if err := os.WriteFile(k.original(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := k.Settle(); err != nil || v != "" {
+		t.Fatalf("settle: %q, %v", v, err)
+	}
+	if _, err := os.Stat(k.original()); !os.IsNotExist(err) || value(t, k) != "1" {
+		t.Errorf("saved value %v, knob %s", err, value(t, k))
+	}
 }
 
 // The kernel's own knob: while held, synchronize_rcu is expedited.

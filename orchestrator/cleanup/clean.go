@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 
 	"golang.org/x/sys/unix"
@@ -119,10 +118,6 @@ func Clean(ctx context.Context, id runid.ID) (Report, error) {
 		}
 	}
 	if err := removeCgroups(id, &rep); err != nil {
-		errs = append(errs, err)
-	}
-	// A run killed while it held rcu_expedited never put it back.
-	if err := rcuexpedite.System.Settle(); err != nil {
 		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)

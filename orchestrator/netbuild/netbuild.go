@@ -100,7 +100,9 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 		return nil, err
 	}
 	// Namespaces, veths and qdiscs wait for RCU grace periods hundreds of
-	// times (internal/rcuexpedite).
+	// times (internal/rcuexpedite). The knob only makes this faster: a
+	// hold that fails builds at the normal speed, and a restore that
+	// fails is retried by the next holder and by `cclab clean`.
 	if h, err := rcuexpedite.System.Hold(id); err == nil {
 		defer h.Release()
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cclab/internal/cgroup2"
+	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/rundir"
@@ -433,6 +434,10 @@ func TestKill9ThenClean(t *testing.T) {
 	if len(inodes) != incastNamespaces {
 		t.Fatalf("run has %d namespaces, want %d", len(inodes), incastNamespaces)
 	}
+	holds := filepath.Join(rcuexpedite.System.StateRoot, rcuexpedite.HoldersDir, string(id)+"-*")
+	if m, _ := filepath.Glob(holds); len(m) == 0 {
+		t.Errorf("the running run holds no rcu_expedited marker (%s)", holds)
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -443,6 +448,14 @@ func TestKill9ThenClean(t *testing.T) {
 	rep, err := cleanup.Clean(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What `cclab clean` does next: the killed run's hold is dropped (the
+	// knob itself may still be held by other tests' runs).
+	if _, err := rcuexpedite.System.Settle(); err != nil {
+		t.Error(err)
+	}
+	if m, _ := filepath.Glob(holds); len(m) > 0 {
+		t.Errorf("the killed run's rcu_expedited markers remain: %v", m)
 	}
 	if len(rep.Namespaces) != incastNamespaces {
 		t.Errorf("clean removed %d namespaces", len(rep.Namespaces))
