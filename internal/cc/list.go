@@ -40,11 +40,20 @@ func List(opts Options) ([]Registration, error) {
 		if _, err := os.Stat(filepath.Join(dir, "link")); err != nil {
 			continue // half-removed
 		}
+		r := Registration{Law: law, Name: name, Pin: dir, Build: readBuild(dir)}
 		ps, err := readParams(law, dir)
-		if err != nil {
+		switch {
+		case err == nil:
+			r.Params = ps
+		case r.Stale():
+			// Another build may lay its parameters out otherwise (one
+			// added since): listed without them, stale, so that Load and
+			// Reconcile register this build's in its place.
+			r.Params = Params{Law: law}
+		default:
 			return nil, err
 		}
-		regs = append(regs, Registration{Law: law, Name: name, Params: ps, Pin: dir, Build: readBuild(dir)})
+		regs = append(regs, r)
 	}
 	return regs, nil
 }

@@ -195,6 +195,35 @@ func TestBehaviourSwift(t *testing.T) {
 	}
 }
 
+// Swift with pace_always paces every window at cwnd / base RTT, never
+// above HostBw, and still paces a fractional window at cwnd / RTT.
+func TestBehaviourSwiftPaceAlways(t *testing.T) {
+	var ev []Event
+	for i := 0; i < 50; i++ {
+		ev = append(ev, Event{TimeNs: uint64(i+1) * 100000, Acked: 1448, RTTus: 3})
+	}
+	// HostBw 10 Gbit/s, base RTT 100 us: a BDP of 125 KB.
+	params := []string{"pace_always=1", "base_rtt_ns=100000", "host_bw_mbps=10000", "init_cwnd_bytes=14480"}
+	res := replayEvents(t, Swift, ev, params...)
+	for i, s := range res.Steps {
+		want := uint64(s.CwndBytes) * 1_000_000_000 / 100_000
+		if s.PacingRate == PacingNone || s.PacingRate < want*99/100 || s.PacingRate > want*101/100 {
+			t.Fatalf("step %d: cwnd %d pacing %d B/s, want %d (cwnd / 100 us)", i, s.CwndBytes, s.PacingRate, want)
+		}
+	}
+	if last := res.Steps[len(res.Steps)-1]; last.CwndBytes <= 14480 {
+		t.Errorf("below target the window did not grow: %d", last.CwndBytes)
+	}
+	big := replayEvents(t, Swift, ev[:1], "pace_always=1", "base_rtt_ns=100000", "host_bw_mbps=10000", "init_cwnd_bytes=250000")
+	if p := big.Steps[0].PacingRate; p != 10000e6/8 {
+		t.Errorf("a window of two BDPs: pacing %d B/s, want HostBw %d", p, uint64(10000e6/8))
+	}
+	off := replayEvents(t, Swift, ev, params[1:]...)
+	if p := off.Steps[len(off.Steps)-1].PacingRate; p != PacingNone {
+		t.Errorf("pace_always=0: pacing %d B/s above one segment, want unpaced", p)
+	}
+}
+
 // theta-PowerTCP: a rising RTT shrinks the window, the base RTT lets it
 // grow back.
 func TestBehaviourThetaPowerTCP(t *testing.T) {

@@ -132,6 +132,8 @@
 	  "initial window, at most max_cwnd_bytes; 0 = HostBw*base_rtt")	\
 	P(SWIFT, max_cwnd_bytes, max_cwnd_bytes, "bytes", 16777216, 65535, 1073741824, 0, \
 	  "window cap")								\
+	P(SWIFT, pace_always, pace_always, "0/1", 0, 0, 1, 0,			\
+	  "1 = pace every window at cwnd/base_rtt (at most HostBw), as the ns-3 RDMA NIC of the fast-convergence paper; 0 = pace only below one segment (the Swift paper)") \
 	LAW_VAI_PARAMS(P, SWIFT, "ns of delay", 30)
 
 #define DCTCP_PARAMS(P)								\

@@ -23,7 +23,7 @@ func TestParamsCheck(t *testing.T) {
 		Swift: {"base_rtt_ns": 0, "host_bw_mbps": 0, "base_target_ns": 999, "per_hop_ns": 1e9,
 			"hops": 16, "fs_range_ns": 2e9, "fs_min_cwnd_mppm": 999, "fs_max_cwnd_segs": 0,
 			"ai_bytes": 0, "beta_ppm": 0, "max_mdf_ppm": 1000000, "min_cwnd_bytes": 0,
-			"init_cwnd_bytes": 1 << 31, "max_cwnd_bytes": 100, "vai_enable": 7, "vai_sf_acks": 1 << 20,
+			"init_cwnd_bytes": 1 << 31, "max_cwnd_bytes": 100, "pace_always": 2, "vai_enable": 7, "vai_sf_acks": 1 << 20,
 			"vai_token_thresh": 1 << 41, "vai_ai_div": 0, "vai_bank_cap": 2e6, "vai_ai_cap": 0,
 			"vai_dampener_const": 1001},
 		DCTCP: {"g_shift": 17, "alpha_init_ppm": 1000001, "init_cwnd_segs": 0, "max_cwnd_bytes": 1},

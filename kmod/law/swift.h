@@ -10,7 +10,10 @@
  *	else, at most once per RTT: cwnd *= max(1 - beta * (delay - target) /
  *	  delay, max_mdf).
  * Windows below one segment are kept (down to min_cwnd_bytes) and enforced
- * by pacing at cwnd / RTT; above one segment Swift does not pace.
+ * by pacing at cwnd / RTT; above one segment Swift does not pace, unless
+ * pace_always asks for cwnd / base RTT (at most HostBw) on every window:
+ * the rate at which the ns-3 RDMA NIC the fast-convergence paper ran Swift
+ * on sends a window-limited queue pair (HPCC's simulator).
  * Optional Variable AI and Sampling Frequency (vai.h): the measured
  * congestion is the largest delay in an RTT (ns); with SF every ACK's
  * window is computed from a reference window committed every sf_acks ACKs
@@ -36,6 +39,7 @@ struct swift_params {
 	__u32 min_cwnd_bytes;	/* smallest (fractional) window */
 	__u32 init_cwnd_bytes;	/* 0 = HostBw * base_rtt (line rate) */
 	__u32 max_cwnd_bytes;	/* window cap */
+	__u32 pace_always;	/* 1: pace every window at cwnd / base_rtt */
 	struct vai_params vai;	/* ns of delay: token_thresh 0 = target + base_rtt */
 };
 
@@ -249,8 +253,16 @@ LAW_INLINE void swift_output(struct swift_state *s, const struct swift_params *p
 	s->cwnd = law_out_cwnd(out, s->cwnd, lo,
 			       law_max64(p->max_cwnd_bytes, mss), mss);
 	/* Fractional window: one segment at most every rtt * mss / cwnd. */
-	out->pacing_rate = LAW_UNLIKELY(s->cwnd < mss) ?
-		law_rate_Bps(s->cwnd, rtt) : LAW_PACING_NONE;
+	if (LAW_UNLIKELY(s->cwnd < mss))
+		out->pacing_rate = law_rate_Bps(s->cwnd, rtt);
+	else if (p->pace_always)
+		out->pacing_rate = law_min64(
+			law_rate_Bps(s->cwnd, law_clamp64(p->base_rtt_ns, 1000,
+							  LAW_RTT_MAX_NS)),
+			law_mbps_to_Bps(law_clamp64(p->host_bw_mbps, 1,
+						    LAW_RATE_MAX_MBPS)));
+	else
+		out->pacing_rate = LAW_PACING_NONE;
 	out->signal_ppm = s->target_ns ?
 		law_min64((__u64)s->delay_us * LAW_NSEC_PER_USEC * LAW_PPM /
 			  s->target_ns, LAW_SIGNAL_MAX_PPM) : 0;

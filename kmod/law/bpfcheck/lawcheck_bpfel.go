@@ -283,6 +283,8 @@ type lawCheckSwiftParams struct {
 	MinCwndBytes  uint32
 	InitCwndBytes uint32
 	MaxCwndBytes  uint32
+	PaceAlways    uint32
+	_             [4]byte
 	Vai           struct {
 		_             structs.HostLayout
 		Enable        uint32
