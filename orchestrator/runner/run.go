@@ -26,6 +26,7 @@ import (
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
 	"cclab/rundir"
+	"cclab/tcopt/intswitch"
 	"cclab/topology"
 )
 
@@ -98,6 +99,10 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		}()
 	}
 	laws := &lawState{}
+	// Every variant attaches the same INT switch to its own fabric: its
+	// programs are verified once per run (about 2 s each time otherwise).
+	switches := &intswitch.Cache{}
+	defer switches.Close()
 	var degraded []string
 	begin := time.Now()
 	for i, v := range p.Variants {
@@ -105,7 +110,7 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		if len(p.Exp.Compare) > 0 {
 			dir = filepath.Join(res.Dir, v.CC)
 		}
-		s, err := runVariant(ctx, p, v, dir, opt, laws)
+		s, err := runVariant(ctx, p, v, dir, opt, laws, switches)
 		if err != nil {
 			return res, fmt.Errorf("run %s (%s): %w", opt.ID, v.CC, err)
 		}
@@ -278,7 +283,7 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 	return o
 }
 
-func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options, laws *lawState) (sum Summary, err error) {
+func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options, laws *lawState, switches *intswitch.Cache) (sum Summary, err error) {
 	log := opt.Log
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
@@ -417,7 +422,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir})
+		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches})
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})

@@ -36,6 +36,9 @@ type telemetry struct {
 	// echoPinDir is the laws' pin directory (empty: the real one), where
 	// the agent shares the echo map with the INT laws.
 	echoPinDir string
+	// switches lends the switch's verified programs from the run's
+	// earlier variants (intswitch.Cache).
+	switches *intswitch.Cache
 
 	sw     *intswitch.Switch
 	smp    *intswitch.Sampler
@@ -115,7 +118,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	// variant builds its own network).
 	t.profile, t.from = t.cfg.Profile(env.CC)
 	t.ports = intswitch.PortsFromPlan(env.Plan, switchMarking(t.profile))
-	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports}); err != nil {
+	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports, Cache: t.switches}); err != nil {
 		return fmt.Errorf("attach switch: %w", err)
 	}
 	if t.queues, err = os.Create(filepath.Join(env.Dir, rundir.QueuesCSV)); err != nil {

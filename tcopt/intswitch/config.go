@@ -237,6 +237,9 @@ type Config struct {
 	// Attach chooses tcx links or classic cls_bpf filters; the zero
 	// value, AttachAuto, takes tcx where the kernel has it.
 	Attach AttachMode
+	// Cache, when set, lends verified programs and maps from an earlier
+	// Switch and takes them back at Close (nil: load and free them here).
+	Cache *Cache
 }
 
 // maxPorts matches SWITCH_MAX_PORTS in tcopt/bpf/switch_maps.h.

@@ -26,6 +26,7 @@ type Switch struct {
 	stamper *ebpf.Program // classic: the stamper the ports tail-call
 	links   []link.Link
 	filters []*classicFilter
+	cache   *Cache // tcx: where the programs and maps go at Close
 
 	mu      sync.Mutex
 	sampler *Sampler
@@ -74,30 +75,18 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	if err != nil {
 		return nil, err
 	}
-	load := loadSwitchbpf
-	if mode == AttachClassic {
-		load = loadSwitchclassicbpf
-	}
-	spec, err := load()
-	if err != nil {
-		return nil, fmt.Errorf("load switch BPF spec (%s): %w", mode, err)
-	}
-	// The arrays hold exactly our ports, so telemetry reads them in one go.
-	for _, name := range []string{"port_cfgs", "port_states"} {
-		spec.Maps[name].MaxEntries = uint32(len(cfg.Ports))
-	}
 	s := &Switch{ports: append([]PortConfig(nil), cfg.Ports...), mode: mode}
-	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
-		return nil, loadErr(mode, err)
+	if mode != AttachClassic {
+		s.cache = cfg.Cache
+	}
+	if err := s.load(); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if err := s.loadTCPrograms(spec); err != nil {
-		return nil, err
-	}
 
 	egress := make([]iface, len(cfg.Ports))
 	peers := make([]iface, len(cfg.Ports))
@@ -154,6 +143,36 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 		}
 	}
 	return s, nil
+}
+
+// load takes the switch's programs and maps from its cache, emptied, or
+// loads and verifies them.
+func (s *Switch) load() error {
+	if s.cache != nil {
+		if l := s.cache.take(len(s.ports)); l != nil {
+			s.objs, s.tcProgs = l.objs, l.tcProgs
+			if err := s.objs.reset(); err != nil {
+				return err
+			}
+			return nil
+		}
+	}
+	load := loadSwitchbpf
+	if s.mode == AttachClassic {
+		load = loadSwitchclassicbpf
+	}
+	spec, err := load()
+	if err != nil {
+		return fmt.Errorf("load switch BPF spec (%s): %w", s.mode, err)
+	}
+	// The arrays hold exactly our ports, so telemetry reads them in one go.
+	for _, name := range []string{"port_cfgs", "port_states"} {
+		spec.Maps[name].MaxEntries = uint32(len(s.ports))
+	}
+	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
+		return loadErr(s.mode, err)
+	}
+	return s.loadTCPrograms(spec)
 }
 
 // progsOf returns the tc programs of port i.
@@ -335,7 +354,8 @@ func (s *Switch) attachTCX(i iface, prog *ebpf.Program, at ebpf.AttachType) erro
 	})
 }
 
-// Close stops sampling, detaches every program and frees the maps.
+// Close stops sampling, detaches every program and frees the maps (or,
+// with a Cache, gives the programs and maps back to it).
 func (s *Switch) Close() error {
 	var errs []error
 	s.mu.Lock()
@@ -359,6 +379,15 @@ func (s *Switch) Close() error {
 		}
 	}
 	s.filters = nil
+	if s.cache != nil && s.objs.PortStates != nil && len(s.tcProgs) > 0 {
+		// Detached: the programs and maps go back for the next Attach.
+		l := &loadedSet{ports: len(s.ports), objs: s.objs, tcProgs: s.tcProgs}
+		s.objs, s.tcProgs = objects{}, nil
+		if !s.cache.put(l) {
+			errs = append(errs, l.close())
+		}
+		return errors.Join(errs...)
+	}
 	for _, p := range s.tcProgs {
 		if err := errors.Join(p.Enqueue.Close(), p.Stamp.Close()); err != nil {
 			errs = append(errs, fmt.Errorf("close tc programs: %w", err))
