@@ -24,17 +24,7 @@ func TestCacheReusesVerifiedPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cg := l.senderCgroup(5)
-		l.iperfServer("rcv", l.rcvAddr, 5201)
-		l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "2M"))
-		frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
-			return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 1000
-		}), l.sndAddr, l.rcvAddr)
-		stats, err := sw.Stats()
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPath(t, frames, 5, 3, false, 8, clockLead(stats))
+		sendThroughLine(t, l, capt, sw)
 		return sw, fresh
 	}
 	progID := func(sw *Switch) uint32 {

@@ -163,18 +163,7 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 	if sw.Mode() != mode {
 		t.Fatalf("attached with %s, asked for %s", sw.Mode(), mode)
 	}
-	cg := l.senderCgroup(5)
-	l.iperfServer("rcv", l.rcvAddr, 5201)
-	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "2M"))
-
-	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
-		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 1000
-	}), l.sndAddr, l.rcvAddr)
-	stats, err := sw.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPath(t, frames, 5, 3, false, 8, clockLead(stats))
+	frames, stats := sendThroughLine(t, l, capt, sw)
 
 	// The forward ports are s1/r1, s2/r2, s3/r3; each stamped every frame.
 	last := frames[len(frames)-1]
@@ -195,6 +184,25 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 			t.Errorf("hop %d: record txBytes %d is %d bytes behind the port's %d", h, o.recs[h].tx, ahead, st.Transmitted)
 		}
 	}
+}
+
+// sendThroughLine sends 2 MB from snd to rcv across a three-switch line
+// and checks that every data frame the capture saw carries the path's
+// three records at 1 Gbit/s; it returns those frames and the ports' stats.
+func sendThroughLine(t *testing.T, l *line, capt *capture, sw *Switch) ([]tcpFrame, []PortStats) {
+	t.Helper()
+	cg := l.senderCgroup(5)
+	l.iperfServer("rcv", l.rcvAddr, 5201)
+	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "2M"))
+	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
+		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 1000
+	}), l.sndAddr, l.rcvAddr)
+	stats, err := sw.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPath(t, frames, 5, 3, false, 8, clockLead(stats))
+	return frames, stats
 }
 
 func portStats(t testing.TB, stats []PortStats, node, iface string) PortStats {
