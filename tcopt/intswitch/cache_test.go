@@ -24,7 +24,7 @@ func TestCacheReusesVerifiedPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sendThroughLine(t, l, capt, sw)
+		sendThroughLine(t, l, capt, sw, "2M", 1000, 3, false)
 		return sw, fresh
 	}
 	progID := func(sw *Switch) uint32 {

@@ -163,7 +163,7 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 	if sw.Mode() != mode {
 		t.Fatalf("attached with %s, asked for %s", sw.Mode(), mode)
 	}
-	frames, stats := sendThroughLine(t, l, capt, sw)
+	frames, stats := sendThroughLine(t, l, capt, sw, "2M", 1000, 3, false)
 
 	// The forward ports are s1/r1, s2/r2, s3/r3; each stamped every frame.
 	last := frames[len(frames)-1]
@@ -186,22 +186,23 @@ func testThreeSwitchPath(t *testing.T, mode AttachMode) {
 	}
 }
 
-// sendThroughLine sends 2 MB from snd to rcv across a three-switch line
-// and checks that every data frame the capture saw carries the path's
-// three records at 1 Gbit/s; it returns those frames and the ports' stats.
-func sendThroughLine(t *testing.T, l *line, capt *capture, sw *Switch) ([]tcpFrame, []PortStats) {
+// sendThroughLine sends size (iperf's -n) from snd to rcv across line l
+// and checks that the data frames the capture saw (waiting for minFrames)
+// carry want records of 1 Gbit/s ports in path order, overflow flagged or
+// not; it returns those frames and the ports' stats.
+func sendThroughLine(t *testing.T, l *line, capt *capture, sw *Switch, size string, minFrames, want int, overflow bool) ([]tcpFrame, []PortStats) {
 	t.Helper()
 	cg := l.senderCgroup(5)
 	l.iperfServer("rcv", l.rcvAddr, 5201)
-	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "2M"))
+	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", size))
 	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
-		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 1000
+		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > minFrames
 	}), l.sndAddr, l.rcvAddr)
 	stats, err := sw.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPath(t, frames, 5, 3, false, 8, clockLead(stats))
+	checkPath(t, frames, 5, want, overflow, 8, clockLead(stats))
 	return frames, stats
 }
 
@@ -245,17 +246,7 @@ func TestOverflowSixSwitches(t *testing.T) {
 	l := newLine(t, 6, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
 	capt := l.mirrorCapture("rcv", l.rcvIface())
 	sw := attach(t, l.cfg())
-	cg := l.senderCgroup(5)
-	l.iperfServer("rcv", l.rcvAddr, 5201)
-	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-n", "1M"))
-	frames := dataFrames(capt.waitFor(2*time.Second, func(f [][]byte) bool {
-		return len(dataFrames(f, l.sndAddr, l.rcvAddr)) > 500
-	}), l.sndAddr, l.rcvAddr)
-	stats, err := sw.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPath(t, frames, 5, 5, true, 8, clockLead(stats))
+	frames, stats := sendThroughLine(t, l, capt, sw, "1M", 500, 5, true)
 	if st := portStats(t, stats, "s6", "r6"); st.Overflowed < uint64(len(frames)) || st.Stamped != 0 {
 		t.Errorf("s6: overflowed %d stamped %d, want >= %d and 0", st.Overflowed, st.Stamped, len(frames))
 	}

@@ -151,10 +151,7 @@ func (s *Switch) load() error {
 	if s.cache != nil {
 		if l := s.cache.take(len(s.ports)); l != nil {
 			s.objs, s.tcProgs = l.objs, l.tcProgs
-			if err := s.objs.reset(); err != nil {
-				return err
-			}
-			return nil
+			return s.objs.reset()
 		}
 	}
 	load := loadSwitchbpf
