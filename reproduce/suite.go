@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"cclab/analysis/report"
@@ -180,9 +182,7 @@ func runSeed(ctx context.Context, e *Experiment, p *runner.Prepared, seed int64,
 		r.Dir = res.Dir
 	}
 	rate := receiverRate(ps)
-	for _, v := range ps.Variants {
-		r.Variants = append(r.Variants, measureVariant(ctx, e, ps, v.CC, variantDir(r.Dir, ps, v.CC), rate, opt.Log))
-	}
+	r.Variants = append(r.Variants, measureVariants(ctx, e, ps, r.Dir, rate, opt.Log)...)
 	for try := 1; try <= opt.Retries && ctx.Err() == nil; try++ {
 		if !retryDegraded(ctx, e, ps, &r, rate, opt) {
 			break
@@ -226,9 +226,8 @@ func retryDegraded(ctx context.Context, e *Experiment, ps *runner.Prepared, r *R
 		fmt.Fprintf(opt.Log, "retry of %v: %v\n", names, err)
 		return false
 	}
-	for _, v := range again {
-		vo := r.variant(v.CC)
-		nv := measureVariant(ctx, e, &sub, v.CC, variantDir(res.Dir, &sub, v.CC), rate, opt.Log)
+	for _, nv := range measureVariants(ctx, e, &sub, res.Dir, rate, opt.Log) {
+		vo := r.variant(nv.CC)
 		nv.Earlier = append(slices.Clone(vo.Earlier), vo.Dir+": "+vo.Fidelity)
 		*vo = nv
 	}
@@ -251,6 +250,37 @@ func receiverRate(p *runner.Prepared) float64 {
 		return float64(l.Rate.BitsPerSecond())
 	}
 	return 0
+}
+
+// measureVariants analyses every variant of a run that has ended, one per
+// CPU at a time (nothing else runs then), in p's order.
+func measureVariants(ctx context.Context, e *Experiment, p *runner.Prepared, runDir string, rate float64, log io.Writer) []VariantOutcome {
+	out := make([]VariantOutcome, len(p.Variants))
+	log = &lockedWriter{w: log}
+	slots := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, v := range p.Variants {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			out[i] = measureVariant(ctx, e, p, v.CC, variantDir(runDir, p, v.CC), rate, log)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// lockedWriter lets concurrent analyses share one log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // measureVariant analyses one variant's run directory and extracts its

@@ -1,11 +1,13 @@
 package series
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -22,8 +24,9 @@ func readCSV(path string, want []string, row func(line int, field func(string) s
 		return err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true // row copies what it keeps
 	hdr, err := r.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -35,11 +38,16 @@ func readCSV(path string, want []string, row func(line int, field func(string) s
 	for i, h := range hdr {
 		col[h] = i
 	}
-	for _, w := range want {
-		if _, ok := col[w]; !ok {
+	// The wanted columns are looked up by name once, not per field read.
+	at := make([]int, len(want))
+	for i, w := range want {
+		c, ok := col[w]
+		if !ok {
 			return fmt.Errorf("%s: header %v has no column %q", path, hdr, w)
 		}
+		at[i] = c
 	}
+	hdr = slices.Clone(hdr) // the reader reuses its record
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -51,7 +59,15 @@ func readCSV(path string, want []string, row func(line int, field func(string) s
 		if len(rec) != len(hdr) {
 			return fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(hdr))
 		}
-		if err := row(line, func(name string) string { return rec[col[name]] }); err != nil {
+		field := func(name string) string {
+			for i, w := range want {
+				if w == name {
+					return rec[at[i]]
+				}
+			}
+			return rec[col[name]]
+		}
+		if err := row(line, field); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 	}
