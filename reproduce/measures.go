@@ -36,7 +36,7 @@ var measures = map[string]measure{
 	}},
 	"mice": {
 		metrics: []Metric{{"mice_p50", "mice FCT p50 (packet FCT)", "ms"}, {"mice_p99", "mice FCT p99 (packet FCT)", "ms"},
-			{"mice_data_rtts", "mice FCT p50 after the handshake", "base RTTs"},
+			{"mice_data_rtts", "mice latency p50 (half a TCP mouse's FCT: one RTT, one wait)", "base RTTs"},
 			{"mice_queue", "queue a median mouse waited behind, per crossing", "KB"}, {"queue_p50", "queue p50", "KB"},
 			{"queue_p99", "queue p99", "KB"}, {"base_rtt", "base RTT", "ms"}},
 		fn: measureMice,
@@ -124,13 +124,12 @@ func measureMice(v view, group string) Metrics {
 	m := Metrics{"base_rtt": float64(v.baseRTT())}
 	m["mice_p50"] = v.pcapFCTPercentile(group, 50)
 	m["mice_p99"] = v.pcapFCTPercentile(group, 99)
-	// A TCP mouse's packet FCT (SYN to the last ACK) holds the handshake,
-	// one base RTT the papers' RDMA mice do not have.
-	m["mice_data_rtts"] = (m["mice_p50"] - m["base_rtt"]) / m["base_rtt"]
-	// What the median mouse waited beyond its two base RTTs (handshake
-	// and data), in bytes of the bottleneck, halved: its SYN and its data
-	// each cross the bottleneck queue, where the papers' one-packet RDMA
-	// mice cross it once. The standing queue it met.
+	// A TCP mouse's packet FCT (SYN to the last ACK) is two base RTTs and
+	// two waits in the bottleneck queue: its SYN and its data each cross
+	// it, where the papers' one-packet RDMA mice cross it once. Half of it
+	// is their latency: one base RTT and one wait.
+	m["mice_data_rtts"] = m["mice_p50"] / 2 / m["base_rtt"]
+	// One wait, in bytes of the bottleneck: the standing queue it met.
 	m["mice_queue"] = max(0, m["mice_p50"]-2*m["base_rtt"]) / 2 * v.rateBps / 8e9
 	start, ok1 := v.groupStart(group)
 	end, ok2 := v.groupEnd(group)

@@ -257,7 +257,7 @@ func receiverRate(p *runner.Prepared) float64 {
 func measureVariants(ctx context.Context, e *Experiment, p *runner.Prepared, runDir string, rate float64, log io.Writer) []VariantOutcome {
 	out := make([]VariantOutcome, len(p.Variants))
 	log = &lockedWriter{w: log}
-	slots := make(chan struct{}, runtime.NumCPU())
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, v := range p.Variants {
 		wg.Add(1)

@@ -16,8 +16,9 @@ import (
 	"cclab/rundir"
 )
 
-// readCSV opens path, checks its header starts with want and calls row
-// for every record with a field lookup. A missing file is os.ErrNotExist.
+// readCSV opens path, checks its header has the columns in want and calls
+// row for every record with a lookup of those columns. A missing file is
+// os.ErrNotExist.
 func readCSV(path string, want []string, row func(line int, field func(string) string) error) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -65,7 +66,7 @@ func readCSV(path string, want []string, row func(line int, field func(string) s
 					return rec[at[i]]
 				}
 			}
-			return rec[col[name]]
+			panic("readCSV: column " + name + " is not among the wanted ones")
 		}
 		if err := row(line, field); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)

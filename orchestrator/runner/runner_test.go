@@ -262,7 +262,11 @@ workload:
 			field := func(name string) string { return r[slices.Index(rundir.FlowsColumns, name)] }
 			src := field("src_addr") + ":" + field("src_port")
 			start, _ := strconv.ParseInt(field("start_ns"), 10, 64)
-			s := seen[src]
+			s, ok := seen[src]
+			if !ok {
+				why = append(why, src+": nothing in the capture")
+				continue
+			}
 			why = append(why, fmt.Sprintf("%s: SYN %v, %d packets, first %v after the flow's start",
 				src, s.syn, s.packets, time.Duration(s.firstNs-(start+rj.ClockOffsetNs))))
 		}
