@@ -27,7 +27,7 @@ func readCSV(path string, want []string, row func(line int, field func(string) s
 	defer f.Close()
 	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
 	r.FieldsPerRecord = -1
-	r.ReuseRecord = true // row copies what it keeps
+	r.ReuseRecord = true // only the slice is reused: each record's strings are new
 	hdr, err := r.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
