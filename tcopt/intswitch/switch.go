@@ -487,20 +487,33 @@ func (s *Switch) readStates() ([]switchbpfPortState, error) {
 	return vals, nil
 }
 
-// TracepointMisses is how many times the kernel skipped the tracing
-// programs (qdisc drops, transmissions) because one was already running on the
-// CPU (BPF recursion protection). Each miss is a drop or a transmission
-// the queue accounting did not see, which leaves the measured queue off by
-// that packet for good; a run reports it as a health figure (0 in every
-// test so far).
-func (s *Switch) TracepointMisses() (uint64, error) {
-	var n uint64
-	for _, p := range []*ebpf.Program{s.objs.IntSwitchDrop, s.objs.IntSwitchXmit} {
-		st, err := p.Stats()
+// TracepointMisses counts the times the kernel skipped a tracing program
+// because that program was already running on the CPU (BPF recursion
+// protection): the outer run was interrupted and the interrupt's softirq
+// hit the same tracepoint. A missed transmission is counted late at the
+// peer's ingress (Stats' Late), so its bytes are not lost; a missed qdisc
+// drop leaves the measured queue one packet high for good, but most
+// kfree_skb calls are not qdisc drops, so a Drop miss is rarely one.
+// The counts are machine-wide: the programs run for every packet on the
+// machine before they look for the switch's ports, so other traffic
+// (another run, a VM's TAP) is counted too.
+type TracepointMisses struct {
+	Drop uint64 `json:"drop"` // kfree_skb
+	Xmit uint64 `json:"xmit"` // net_dev_start_xmit
+}
+
+// TracepointMisses reads the two programs' recursion-miss counters.
+func (s *Switch) TracepointMisses() (TracepointMisses, error) {
+	var m TracepointMisses
+	for _, p := range []struct {
+		prog *ebpf.Program
+		n    *uint64
+	}{{s.objs.IntSwitchDrop, &m.Drop}, {s.objs.IntSwitchXmit, &m.Xmit}} {
+		st, err := p.prog.Stats()
 		if err != nil {
-			return 0, fmt.Errorf("switch program stats: %w", err)
+			return TracepointMisses{}, fmt.Errorf("switch program stats: %w", err)
 		}
-		n += st.RecursionMisses
+		*p.n = st.RecursionMisses
 	}
-	return n, nil
+	return m, nil
 }
