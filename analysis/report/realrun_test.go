@@ -179,7 +179,9 @@ func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
 		if f.Start < r.start || f.Start-r.start > int64(50*time.Millisecond) {
 			t.Errorf("flow %d: SYN %d ns after the app's start", i, f.Start-r.start)
 		}
-		if d := f.FCT - time.Duration(r.end-r.start); d > 20*time.Millisecond || d < -20*time.Millisecond {
+		// The app's end is read by a goroutine after its copy returns, so a
+		// loaded machine makes the app's FCT longer, never shorter.
+		if d := f.FCT - time.Duration(r.end-r.start); d > 20*time.Millisecond || d < -100*time.Millisecond {
 			t.Errorf("flow %d: pcap FCT %v, app FCT %v", i, f.FCT, time.Duration(r.end-r.start))
 		}
 	}

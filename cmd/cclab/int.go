@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -44,6 +46,9 @@ func newIntStatsCmd() *cobra.Command {
 			all := map[string]agent.Stats{}
 			for _, id := range ids {
 				st, err := agent.RunStats(id)
+				if err != nil && run == "" && errors.Is(err, fs.ErrNotExist) {
+					continue // that run's agent detached since the listing
+				}
 				if err != nil {
 					return err
 				}

@@ -399,3 +399,53 @@ func TestBehaviourPowerTCPIdleGapBounded(t *testing.T) {
 		}
 	}
 }
+
+// The rate laws' starting rate (init_rate_kbps): 0 starts at the line
+// rate with no rate limiter (QCN and DCQCN wait for a first feedback);
+// below the line, the flow starts there with its limiter running (TR =
+// CR), so the timer's cycles raise it from the first ACK on without any
+// feedback; out of [floor, line] it is clamped.
+func TestBehaviourInitRate(t *testing.T) {
+	const line = 125e6 // 1 Gbit/s in B/s
+	for _, tc := range []struct {
+		law     Law
+		timerNs uint64 // the first timer cycle; 0: no timer (TIMELY)
+	}{{QCN, 15e6}, {QCNT, 2.4e6}, {DCQCN, 55e3}, {Timely, 0}} {
+		t.Run(tc.law.String(), func(t *testing.T) {
+			_, out := newCtl(t, tc.law, "host_bw_mbps=1000")
+			if out.PacingRate != line {
+				t.Fatalf("default: starts at %d B/s, want the line %d", out.PacingRate, uint64(line))
+			}
+			c, out := newCtl(t, tc.law, "host_bw_mbps=1000", "init_rate_kbps=100000")
+			if out.PacingRate != 12.5e6 {
+				t.Fatalf("init 100 Mbit/s: starts at %d B/s, want 12500000", out.PacingRate)
+			}
+			if tc.timerNs == 0 {
+				return
+			}
+			// no feedback, nothing acked: only the timer moves the rate
+			t0 := uint64(1e9)
+			onAck(t, c, Ack{NowNs: t0, MSS: DefaultMSS})
+			before := onAck(t, c, Ack{NowNs: t0 + tc.timerNs - 1, MSS: DefaultMSS})
+			if before.PacingRate != 12.5e6 {
+				t.Fatalf("before the first timer cycle: %d B/s", before.PacingRate)
+			}
+			// fast recovery first (TR = CR: no change), then increases
+			var o Out
+			for k := uint64(1); k <= 40; k++ {
+				o = onAck(t, c, Ack{NowNs: t0 + k*tc.timerNs, MSS: DefaultMSS})
+			}
+			if o.PacingRate <= 12.5e6 || o.PacingRate >= line {
+				t.Errorf("after 40 timer cycles without feedback: %d B/s, want above the start and below the line", o.PacingRate)
+			}
+		})
+	}
+	_, out := newCtl(t, QCN, "host_bw_mbps=1000", "init_rate_kbps=5000000")
+	if out.PacingRate != line {
+		t.Errorf("init above the line: %d B/s, want the line", out.PacingRate)
+	}
+	_, out = newCtl(t, QCN, "host_bw_mbps=1000", "min_rate_kbps=50000", "init_rate_kbps=1000")
+	if out.PacingRate != 6.25e6 {
+		t.Errorf("init below the floor: %d B/s, want the floor 6250000", out.PacingRate)
+	}
+}

@@ -19,7 +19,8 @@
  *	min_rate. The counters count the event being applied (T and BC are
  *	1 at the first event after a CNP); without a byte counter BC is T.
  * Before the first CNP the flow sends at line rate, alpha = 1 and no
- * timer runs (the rate limiter starts with the first CNP). struct_ops has
+ * timer runs (the rate limiter starts with the first CNP); a flow started
+ * below it (init_rate_kbps) starts with its limiter running, RT = RC. struct_ops has
  * no timer callback: the timers are evaluated on every ACK, each expiry
  * since the last ACK in order (at most DCQCN_EVENTS_MAX increase events
  * per ACK). DCQCN has no window: the window is the cap only.
@@ -42,7 +43,7 @@ struct dcqcn_params {
 	__u32 rhai_kbps;	/* R_HAI; 0 = 10 * R_AI */
 	__u32 min_rate_kbps;	/* 0 = HostBw / 100 */
 	__u32 max_cwnd_bytes;	/* the window: a cap only */
-	__u32 pad;
+	__u32 init_rate_kbps;	/* RC = RT at the start; 0 = HostBw */
 };
 
 struct dcqcn_state {
@@ -132,9 +133,13 @@ LAW_INLINE void dcqcn_init(struct dcqcn_state *s,
 	__builtin_memset(s, 0, sizeof(*s));
 	if (!mss || mss > LAW_MSS_MAX)
 		mss = LAW_MSS_DEFAULT;
-	s->rc_Bps = dcqcn_line_Bps(p);
+	s->rc_Bps = rate_law_init_Bps(p->init_rate_kbps, p->min_rate_kbps,
+				      p->host_bw_mbps);
 	s->rt_Bps = s->rc_Bps;
 	s->alpha_ppm = LAW_PPM;
+	/* below the line, the rate limiter runs from the start (its timers
+	 * from the first ACK), as if a CNP had just left it there */
+	s->started = s->rc_Bps < dcqcn_line_Bps(p);
 	out->trace = LAW_TR_INIT;
 	dcqcn_output(s, p, mss, out);
 }
@@ -170,6 +175,10 @@ LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
 	int i;
 
 	out->trace = 0;
+	if (s->started && !s->timer_next_ns) {	/* started below the line */
+		s->timer_next_ns = dcqcn_add(now, T);
+		s->alpha_next_ns = dcqcn_add(now, K);
+	}
 	if (s->started) {
 		/* alpha timer: each expiry without a CNP decays alpha */
 		if (now >= s->alpha_next_ns) {

@@ -148,9 +148,11 @@
 
 #define LAW_RATE_LAW_PARAMS(P, NAME)							\
 	P(NAME, host_bw_mbps, host_bw_mbps, "Mbit/s", 1000, 1, 800000, 0,		\
-	  "the NIC rate: the starting rate and the ceiling")			\
+	  "the NIC rate: the ceiling, and the starting rate unless init_rate_kbps")			\
 	P(NAME, min_rate_kbps, min_rate_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "rate floor; 0 = HostBw/100 (HPCC's simulations: 1 Gbit/s at 100 Gbit/s)") \
+	P(NAME, init_rate_kbps, init_rate_kbps, "kbit/s", 0, 0, 800000000, 0,	\
+	  "the starting rate, within [floor, HostBw]; 0 = HostBw (the papers')") \
 	P(NAME, max_cwnd_bytes, max_cwnd_bytes, "bytes", 16777216, 65535, 1073741824, 0, \
 	  "the window, a cap only: the law is rate-based")
 

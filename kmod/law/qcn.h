@@ -26,7 +26,8 @@
  *	  standard QCN), at least F.
  * The counters count the event being applied (1 at the first event after
  * a feedback). Before the first feedback the flow sends at line rate and
- * no counter runs. struct_ops has neither a transmit hook nor a timer
+ * no counter runs; a flow started below it (init_rate_kbps) starts with
+ * its rate limiter running, TR = CR, as if a feedback had just cut it. struct_ops has neither a transmit hook nor a timer
  * callback: the byte counter counts bytes acked (the bytes sent, an RTT
  * later), and the timer is evaluated on every ACK, each expiry since the
  * last ACK in order, timer's first (at most QCN_EVENTS_MAX increase events
@@ -50,7 +51,7 @@ struct qcn_params {
 	__u32 host_bw_mbps;		/* line rate */
 	__u32 min_rate_kbps;		/* 0 = HostBw / 100 */
 	__u32 max_cwnd_bytes;		/* the window: a cap only */
-	__u32 pad;
+	__u32 init_rate_kbps;		/* CR = TR at the start; 0 = HostBw */
 };
 
 struct qcn_t_params {
@@ -63,6 +64,8 @@ struct qcn_t_params {
 	__u32 host_bw_mbps;
 	__u32 min_rate_kbps;
 	__u32 max_cwnd_bytes;
+	__u32 init_rate_kbps;
+	__u32 pad;
 };
 
 /* What the reaction point of either law runs on (built per ACK). */
@@ -77,6 +80,8 @@ struct qcn_rp_cfg {
 	__u32 min_rate_kbps;
 	__u32 rai_kbps;
 	__u32 rhai_kbps;
+	__u32 init_rate_kbps;
+	__u32 pad;
 };
 
 struct qcn_rp_state {
@@ -111,6 +116,7 @@ LAW_INLINE void qcn_cfg(struct qcn_rp_cfg *c, const struct qcn_params *p)
 		.min_rate_kbps = p->min_rate_kbps,
 		.rai_kbps = p->rai_kbps,
 		.rhai_kbps = p->rhai_kbps,
+		.init_rate_kbps = p->init_rate_kbps,
 	};
 }
 
@@ -126,6 +132,7 @@ LAW_INLINE void qcn_t_cfg(struct qcn_rp_cfg *c, const struct qcn_t_params *p)
 		.min_rate_kbps = p->min_rate_kbps,
 		.rai_kbps = p->rai_kbps,
 		.rhai_kbps = p->rhai_kbps,
+		.init_rate_kbps = p->init_rate_kbps,
 	};
 }
 
@@ -194,8 +201,12 @@ LAW_INLINE void qcn_rp_init(struct qcn_rp_state *s, const struct qcn_rp_cfg *c,
 	__builtin_memset(s, 0, sizeof(*s));
 	if (!mss || mss > LAW_MSS_MAX)
 		mss = LAW_MSS_DEFAULT;
-	s->cr_Bps = qcn_line_Bps(c);
+	s->cr_Bps = rate_law_init_Bps(c->init_rate_kbps, c->min_rate_kbps,
+				      c->host_bw_mbps);
 	s->tr_Bps = s->cr_Bps;
+	/* below the line, the rate limiter runs from the start (its timer
+	 * from the first ACK), as if a feedback had just left it there */
+	s->started = s->cr_Bps < qcn_line_Bps(c);
 	out->trace = LAW_TR_INIT;
 	qcn_rp_output(s, max_cwnd_bytes, mss, out);
 }
@@ -238,6 +249,8 @@ LAW_INLINE void qcn_rp_on_ack(struct qcn_rp_state *s,
 	int i;
 
 	out->trace = 0;
+	if (s->started && !s->timer_next_ns)	/* started below the line */
+		s->timer_next_ns = qcn_add(now, qcn_cycle(c, T, 0));
 	if (s->started) {
 		/* the timer's cycles, then the byte counter's, in turn */
 		if (bcb)

@@ -31,6 +31,18 @@ LAW_INLINE __u64 rate_law_floor_Bps(__u32 min_rate_kbps, __u32 host_bw_mbps)
 			 rate_law_line_Bps(host_bw_mbps));
 }
 
+/* The starting rate: init_rate_kbps within [floor, line], or the line. */
+LAW_INLINE __u64 rate_law_init_Bps(__u32 init_rate_kbps, __u32 min_rate_kbps,
+				   __u32 host_bw_mbps)
+{
+	__u64 line = rate_law_line_Bps(host_bw_mbps);
+
+	if (!init_rate_kbps)
+		return line;
+	return law_clamp64((__u64)init_rate_kbps * 125ULL,
+			   rate_law_floor_Bps(min_rate_kbps, host_bw_mbps), line);
+}
+
 /* The trace of a rate change: dec, inc, or hold when it did not move. */
 LAW_INLINE __u32 rate_law_trace(__u64 old_Bps, __u64 new_Bps)
 {

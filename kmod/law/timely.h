@@ -14,7 +14,8 @@
  *	g <= 0:			rate += N * delta, N = hai_n when the last
  *				hai_n samples each fell (HAI), else 1
  *	else:			rate *= 1 - beta * g	(factor floored at 0)
- * then rate within [min_rate, HostBw]. Starts at line rate. The rate is
+ * then rate within [min_rate, HostBw]. Starts at line rate, or at
+ * init_rate_kbps. The rate is
  * the pacing rate; TIMELY has no window, so the window is the cap only.
  * Included by law.h.
  */
@@ -34,7 +35,7 @@ struct timely_params {
 	__u32 delta_kbps;	/* delta, the additive step; 0 = HostBw / 1000 */
 	__u32 min_rate_kbps;	/* rate floor; 0 = HostBw / 100 */
 	__u32 max_cwnd_bytes;	/* the window: a cap only */
-	__u32 pad;
+	__u32 init_rate_kbps;	/* the starting rate; 0 = HostBw */
 };
 
 struct timely_state {
@@ -87,7 +88,8 @@ LAW_INLINE void timely_init(struct timely_state *s,
 	__builtin_memset(s, 0, sizeof(*s));
 	if (!mss || mss > LAW_MSS_MAX)
 		mss = LAW_MSS_DEFAULT;
-	s->rate_Bps = rate_law_line_Bps(p->host_bw_mbps);
+	s->rate_Bps = rate_law_init_Bps(p->init_rate_kbps, p->min_rate_kbps,
+					p->host_bw_mbps);
 	s->last_update_seq = snd_nxt;
 	out->trace = LAW_TR_INIT;
 	out->signal_ppm = LAW_PPM;

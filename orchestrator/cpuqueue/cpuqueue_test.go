@@ -2,6 +2,7 @@ package cpuqueue
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"cclab/internal/nsexec"
+	"cclab/internal/quiettest"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
@@ -40,24 +42,30 @@ func probeFor(t *testing.T, links int) (*Probe, runid.ID) {
 // wait in.
 func TestProbeSeesTheBacklog(t *testing.T) {
 	ctx := context.Background()
-	p, _ := probeFor(t, 6)
-	if err := p.Idle(ctx, 50); err != nil {
-		t.Fatal(err)
-	}
-	p.Start()
-	time.Sleep(300 * time.Millisecond)
-	quiet, err := p.Stop()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("quiet: idle %+v loaded %+v queue p50/p99 %v/%v", quiet.Idle, quiet.Loaded,
-		time.Duration(quiet.QueueP50Ns), time.Duration(quiet.QueueP99Ns))
-	if quiet.Links != 6 || quiet.Loaded.Samples < 100 || quiet.Loaded.Lost > 0 {
-		t.Fatalf("quiet chain: %+v", quiet)
-	}
-	if quiet.QueueP50Ns > int64(50*time.Microsecond) {
-		t.Errorf("an idle chain queued %v at the median", time.Duration(quiet.QueueP50Ns))
-	}
+	// The quiet figures are the reference: one taken while the
+	// hypervisor stole CPU time is taken again (quiettest).
+	var quiet Report
+	quiettest.Retry(t, quiettest.Policy{Failures: 1, Tries: 3}, func(int) error {
+		p, _ := probeFor(t, 6)
+		if err := p.Idle(ctx, 50); err != nil {
+			t.Fatal(err)
+		}
+		p.Start()
+		time.Sleep(300 * time.Millisecond)
+		var err error
+		if quiet, err = p.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("quiet: idle %+v loaded %+v queue p50/p99 %v/%v", quiet.Idle, quiet.Loaded,
+			time.Duration(quiet.QueueP50Ns), time.Duration(quiet.QueueP99Ns))
+		if quiet.Links != 6 || quiet.Loaded.Samples < 100 || quiet.Loaded.Lost > 0 {
+			t.Fatalf("quiet chain: %+v", quiet)
+		}
+		if quiet.QueueP50Ns > int64(50*time.Microsecond) {
+			return fmt.Errorf("an idle chain queued %v at the median", time.Duration(quiet.QueueP50Ns))
+		}
+		return nil
+	})
 
 	// The same chain under a flood of small datagrams from its first
 	// namespace to its far end: every one crosses the six veths.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -313,6 +314,54 @@ func (e *Experiment) validate() error {
 		}
 		if err := en.validate(); err != nil {
 			return err
+		}
+	}
+	return e.addEntryVariants()
+}
+
+// addEntryVariants makes the variant each entry's `set:` asks for in each
+// run (EntryCC): the run's law, or the variant the run compares, with the
+// entry's parameters on top.
+func (e *Experiment) addEntryVariants() error {
+	ccs := e.Compare
+	if len(ccs) == 0 {
+		ccs = []string{e.CC}
+	}
+	for i := range e.Workload {
+		en := &e.Workload[i]
+		if len(en.Set) == 0 {
+			continue
+		}
+		for k := range en.Set {
+			if k == "" || strings.Contains(k, ".") {
+				return errAt(en.Line, "workload entry %q: set %q: give a parameter of the law (set: {init_rate_kbps: 100000})", en.Name, k)
+			}
+		}
+		for _, cc := range ccs {
+			base := cc
+			if en.CC != "" {
+				base = en.CC
+			}
+			name := e.EntryCC(en, cc)
+			if !ccName.MatchString(name) {
+				return errAt(en.Line, "workload entry %q sets law parameters, so its flows run as %q in the run of %s: not a kernel congestion control name (at most 15 of a-z, 0-9, _): shorten the entry's name", en.Name, name, cc)
+			}
+			if _, ok := e.Variants[name]; ok && e.Variants[name].Entry != en.Name {
+				return errAt(en.Line, "workload entry %q: its flows' variant %q is already a variant of the file", en.Name, name)
+			}
+			if slices.Contains(ccs, name) {
+				return errAt(en.Line, "workload entry %q: its flows' variant %q is a compared name", en.Name, name)
+			}
+			v := VariantSpec{Law: base, Set: map[string]string{}, Entry: en.Name, Line: en.Line}
+			if own, ok := e.Variants[base]; ok {
+				v.Law = own.Law
+				maps.Copy(v.Set, own.Set)
+			}
+			maps.Copy(v.Set, en.Set)
+			if e.Variants == nil {
+				e.Variants = map[string]VariantSpec{}
+			}
+			e.Variants[name] = v
 		}
 	}
 	return nil

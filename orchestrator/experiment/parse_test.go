@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,6 +224,12 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\nvariants:\n  dcqcn_x: {law: dcqcn, switch: {ecn_red: {kmin: 1KB, kmax: 2KB}}}\n", "f.yaml:4: a variant's ECN marking goes in the switch section"},
 		{"name: t\ntopology: x.yaml\nvariants:\n  hpcc_x: {law: hpcc, sett: {}}\n", "f.yaml:4: unknown field \"sett\""},
 		{"name: t\ntopology: x.yaml\nvariants:\n  hpcc_x: {set: {}}\n", "f.yaml:4: variant hpcc_x: no law"},
+		{"name: t\ntopology: x.yaml\ncompare: [theta_powertcp]\nworkload:\n  - name: slow\n    set: {init_cwnd_bytes: 1500}\n    long: {src: h0, dst: h1, stop: 1s}\n",
+			"f.yaml:5: workload entry \"slow\" sets law parameters, so its flows run as \"theta_powertcp_slow\" in the run of theta_powertcp: not a kernel congestion control name"},
+		{"name: t\ntopology: x.yaml\ncc: qcn\nworkload:\n  - name: rp\n    set: {qcn.rai_kbps: 1}\n    long: {src: h0, dst: h1, stop: 1s}\n",
+			"f.yaml:5: workload entry \"rp\": set \"qcn.rai_kbps\": give a parameter of the law"},
+		{"name: t\ntopology: x.yaml\ncc: qcn\nvariants:\n  qcn_rp: {law: qcn}\nworkload:\n  - name: rp\n    set: {rai_kbps: 1}\n    long: {src: h0, dst: h1, stop: 1s}\n",
+			"f.yaml:7: workload entry \"rp\": its flows' variant \"qcn_rp\" is already a variant of the file"},
 	}
 	for _, c := range cases {
 		_, err := Parse("f.yaml", []byte(c.in))
@@ -232,5 +240,59 @@ func TestParseBad(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("input:\n%s\nerror %q\nwant it to contain %q", c.in, err, c.want)
 		}
+	}
+}
+
+// An entry's set: each run's flows of that entry run as a variant of the
+// run's law (or of the variant it compares) with the entry's parameters
+// on top; the other entries keep the run's law.
+func TestParseEntrySet(t *testing.T) {
+	src := `name: t
+topology: x.yaml
+compare: [qcn, qcn_fast]
+variants:
+  qcn_fast: {law: qcn, set: {rai_kbps: 5000}}
+workload:
+  - name: rp1
+    set: {init_rate_kbps: 900000}
+    long: {src: h1, dst: h0, stop: 1s}
+  - name: rp2
+    long: {src: h2, dst: h0, stop: 1s}
+  - name: rp3
+    cc: qcn_t
+    set: {init_rate_kbps: 100000}
+    long: {src: h3, dst: h0, stop: 1s}
+`
+	e, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ entry, cc, want string }{
+		{"rp1", "qcn", "qcn_rp1"}, {"rp1", "qcn_fast", "qcn_fast_rp1"},
+		{"rp2", "qcn", "qcn"}, {"rp2", "qcn_fast", "qcn_fast"},
+		{"rp3", "qcn", "qcn_t_rp3"}, {"rp3", "qcn_fast", "qcn_t_rp3"},
+	} {
+		i := slices.IndexFunc(e.Workload, func(en Entry) bool { return en.Name == c.entry })
+		if got := e.EntryCC(&e.Workload[i], c.cc); got != c.want {
+			t.Errorf("entry %s in the run of %s: %s, want %s", c.entry, c.cc, got, c.want)
+		}
+	}
+	want := map[string]VariantSpec{
+		"qcn_fast":     {Law: "qcn", Set: map[string]string{"rai_kbps": "5000"}},
+		"qcn_rp1":      {Law: "qcn", Set: map[string]string{"init_rate_kbps": "900000"}, Entry: "rp1"},
+		"qcn_fast_rp1": {Law: "qcn", Set: map[string]string{"rai_kbps": "5000", "init_rate_kbps": "900000"}, Entry: "rp1"},
+		"qcn_t_rp3":    {Law: "qcn_t", Set: map[string]string{"init_rate_kbps": "100000"}, Entry: "rp3"},
+	}
+	if len(e.Variants) != len(want) {
+		t.Errorf("variants %v, want %v", e.Variants, want)
+	}
+	for name, w := range want {
+		got, ok := e.Variants[name]
+		if !ok || got.Law != w.Law || got.Entry != w.Entry || !maps.Equal(got.Set, w.Set) {
+			t.Errorf("variant %s: %+v, want %+v", name, got, w)
+		}
+	}
+	if got := e.VariantSettings("qcn_fast_rp1"); !slices.Equal(got, []string{"qcn.init_rate_kbps=900000", "qcn.rai_kbps=5000"}) {
+		t.Errorf("qcn_fast_rp1 registers with %v", got)
 	}
 }

@@ -53,10 +53,30 @@ type Experiment struct {
 // VariantSpec is one entry of Variants. (Its switch marking, like any
 // compared name's, is an entry of the switch's ECNProfiles.)
 type VariantSpec struct {
-	Law  string            `yaml:"law" json:"law"`
-	Set  map[string]string `yaml:"set" json:"set,omitempty"`
-	Line int               `yaml:"-" json:"-"`
+	Law string            `yaml:"law" json:"law"`
+	Set map[string]string `yaml:"set" json:"set,omitempty"`
+	// Entry is the workload entry whose `set:` made this variant (see
+	// EntryCC); "" for one the file lists.
+	Entry string `yaml:"-" json:"entry,omitempty"`
+	Line  int    `yaml:"-" json:"-"`
 }
+
+// EntryCC is the congestion control the flows of entry en use in the run
+// of compared name cc: the entry's own cc if it pins one, else cc; and
+// when the entry sets law parameters of its own, the variant of that law
+// made for it, named "<cc>_<entry>" (registered with the law's settings,
+// then the entry's).
+func (e *Experiment) EntryCC(en *Entry, cc string) string {
+	if en.CC != "" {
+		cc = en.CC
+	}
+	if len(en.Set) > 0 {
+		return entryVariantName(cc, en.Name)
+	}
+	return cc
+}
+
+func entryVariantName(cc, entry string) string { return cc + "_" + entry }
 
 // VariantSettings is the settings a variant is registered with, as
 // `cclab cc load` takes them: the laws section's, then its own (its own
@@ -194,14 +214,18 @@ func (sw *Switch) Profile(cc string) (p ECNProfile, from string) {
 
 // An Entry is one item of the workload; exactly one of its kinds is set.
 type Entry struct {
-	Name    string   `yaml:"name" json:"name"`
-	CC      string   `yaml:"cc" json:"cc,omitempty"`     // pins this entry's cc, even under compare
-	Tool    string   `yaml:"tool" json:"tool,omitempty"` // "" or "inprocess": cclab's sockets; "iperf3": real iperf3
-	Long    *Long    `yaml:"long" json:"long,omitempty"`
-	Incast  *Incast  `yaml:"incast" json:"incast,omitempty"`
-	Poisson *Poisson `yaml:"poisson" json:"poisson,omitempty"`
-	Query   *Query   `yaml:"query" json:"query,omitempty"`
-	Line    int      `yaml:"-" json:"line"`
+	Name string `yaml:"name" json:"name"`
+	CC   string `yaml:"cc" json:"cc,omitempty"`     // pins this entry's cc, even under compare
+	Tool string `yaml:"tool" json:"tool,omitempty"` // "" or "inprocess": cclab's sockets; "iperf3": real iperf3
+	// Set are law parameters for this entry's flows alone (as a
+	// variant's set), on top of whatever the run's law has: e.g.
+	// {init_rate_kbps: 100000} starts them at 100 Mbit/s. See EntryCC.
+	Set     map[string]string `yaml:"set" json:"set,omitempty"`
+	Long    *Long             `yaml:"long" json:"long,omitempty"`
+	Incast  *Incast           `yaml:"incast" json:"incast,omitempty"`
+	Poisson *Poisson          `yaml:"poisson" json:"poisson,omitempty"`
+	Query   *Query            `yaml:"query" json:"query,omitempty"`
+	Line    int               `yaml:"-" json:"line"`
 }
 
 // Long is one or more long-lived flows that send from Start until Stop.

@@ -45,8 +45,13 @@ func TestFlowsBothWaysAndLong(t *testing.T) {
 		}
 		t.Logf("flow %d: %d bytes in %v", i, r.Bytes, r.FCT())
 	}
-	// The long flow sent from 5 ms to 300 ms: about 295 ms and lots of data.
-	if fct := res[3].FCT(); fct < 280*time.Millisecond || fct > 2*time.Second {
+	// The long flow sent from 5 ms to 300 ms (Stop is absolute): it ended
+	// no earlier than 300 ms after the run's start, and its FCT is about
+	// 295 ms; a late start (its goroutine woken late) only shortens it.
+	if end := time.Duration(res[3].EndNs - before); end < 295*time.Millisecond {
+		t.Fatalf("long flow ended %v after the start, before its stop (300ms)", end)
+	}
+	if fct := res[3].FCT(); fct < 200*time.Millisecond || fct > 2*time.Second {
 		t.Fatalf("long flow lasted %v, want about 295ms", fct)
 	}
 	if res[3].Bytes < 1<<20 {

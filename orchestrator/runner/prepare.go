@@ -92,8 +92,10 @@ func Prepare(path string) (*Prepared, error) {
 		return nil, fmt.Errorf("%s: congestion control %q is not loaded in this kernel (available: %s)%s", path, cc, names(avail), loadHint(cc))
 	}
 	for _, en := range exp.Workload {
-		if en.CC != "" && !avail[en.CC] {
-			return nil, fmt.Errorf("%s:%d: workload entry %q: congestion control %q is not loaded in this kernel (available: %s)%s", path, en.Line, en.Name, en.CC, names(avail), loadHint(en.CC))
+		for _, cc := range ccs {
+			if ecc := exp.EntryCC(&en, cc); ecc != cc && !avail[ecc] {
+				return nil, fmt.Errorf("%s:%d: workload entry %q: congestion control %q is not loaded in this kernel (available: %s)%s", path, en.Line, en.Name, ecc, names(avail), loadHint(ecc))
+			}
 		}
 	}
 	for _, cc := range ccs {
@@ -186,17 +188,25 @@ func loadHint(cc string) string {
 func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 	used := slices.Clone(ccs)
 	for _, en := range p.Exp.Workload {
-		used = append(used, en.CC)
+		for _, cc := range ccs {
+			used = append(used, p.Exp.EntryCC(&en, cc))
+		}
 	}
 	for _, cc := range used {
 		law := cc
 		if v, ok := p.Exp.Variants[cc]; ok {
 			if !slices.Contains(cclaws.Laws(), v.Law) {
+				if v.Entry != "" {
+					return fmt.Errorf("%s:%d: workload entry %q sets law parameters, but its flows run %s in this run, not one of cclab's laws (%s)", p.Exp.File, v.Line, v.Entry, v.Law, strings.Join(cclaws.Laws(), ", "))
+				}
 				return fmt.Errorf("%s: variant %s: %q is not one of cclab's laws (%s)", p.Exp.File, cc, v.Law, strings.Join(cclaws.Laws(), ", "))
 			}
 			own := p.Exp.VariantSettings(cc)[len(p.Exp.LawSettings()):]
 			vs := append(cclaws.SettingsFor([]string{v.Law}, p.Exp.LawSettings()), own...)
 			if _, err := cclaws.Resolve([]string{v.Law}, vs); err != nil {
+				if v.Entry != "" {
+					return fmt.Errorf("%s:%d: workload entry %q: set: %w", p.Exp.File, v.Line, v.Entry, err)
+				}
 				return fmt.Errorf("%s: variant %s: %w", p.Exp.File, cc, err)
 			}
 			if !slices.Contains(p.VariantNames, cc) {

@@ -25,16 +25,7 @@ import (
 // sender on an ACK. Convergence to fairness takes the paper's 20 s runs:
 // experiments/qcn-convergence-{2,4}.yaml.
 func TestQCNHoldsTheQueueNearQeq(t *testing.T) {
-	topo := filepath.Join(t.TempDir(), "qcn-star.yaml")
-	if err := os.WriteFile(topo, []byte(`name: qcn-star
-kind: star
-star: {senders: 2}
-links:
-  host:     {rate: 1Gbit, buffer: 512KB, delay: 100us}
-  receiver: {rate: 1Gbit, buffer: 512KB, delay: 100us}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	topo := qcnStar(t)
 	id := runid.New()
 	q, qt := "t"+string(id)+"q", "t"+string(id)+"qt" // registrations are machine-wide
 	const qeq = 64_000
@@ -146,4 +137,22 @@ workload:
 			t.Errorf("%s: %d feedback generated, %d replaced, %d carried to the senders", c.name, gen, replaced, carried)
 		}
 	}
+}
+
+// qcnStar writes the QCN paper's testbed as a topology file (as
+// topologies/qcn-star-2.yaml: two senders into one 1 Gbit/s port with
+// 512 KB of buffer, 100 us a link) and returns its path.
+func qcnStar(t *testing.T) string {
+	t.Helper()
+	topo := filepath.Join(t.TempDir(), "qcn-star.yaml")
+	if err := os.WriteFile(topo, []byte(`name: qcn-star
+kind: star
+star: {senders: 2}
+links:
+  host:     {rate: 1Gbit, buffer: 512KB, delay: 100us}
+  receiver: {rate: 1Gbit, buffer: 512KB, delay: 100us}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return topo
 }

@@ -657,7 +657,9 @@ workload:
 	readRunJSON(t, filepath.Join(out, string(id)), &rj)
 	rows := readCSV(t, filepath.Join(out, string(id), "flows.csv"))
 	start, _ := strconv.ParseInt(rows[1][9], 10, 64)
-	if rows[1][13] != "ok" || start-rj.Zero > int64(20*time.Millisecond) || start < rj.Zero {
+	// The bug this guards against shows as the extension's 300 ms; a
+	// loaded machine may wake the flow's goroutine tens of ms late.
+	if rows[1][13] != "ok" || start-rj.Zero > int64(100*time.Millisecond) || start < rj.Zero {
 		t.Fatalf("long flow: status %q, started %v after zero", rows[1][13], time.Duration(start-rj.Zero))
 	}
 }

@@ -38,6 +38,36 @@ func TestPrepareVariants(t *testing.T) {
 	}
 }
 
+// A workload entry's set: the flows of that entry run a variant of each
+// run's law made for them, which counts as available; a run whose law is
+// not one of cclab's, or a parameter its law does not have or takes out
+// of range, is refused before anything is built, naming the entry.
+func TestPrepareEntrySet(t *testing.T) {
+	body := "compare: [qcn, qcn_t]\nlaws: {}\nswitch: {int: true, qcn: {qeq: 64KB}}\nworkload:\n  - name: slow\n    set: {init_rate_kbps: 100000}\n    long: {src: h1, dst: h0, stop: 1s}\n  - name: l\n    long: {src: h2, dst: h0, stop: 1s}\n"
+	p, err := Prepare(writeExperiment(t, "star-16.yaml", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.VariantNames, ","); got != "qcn_slow,qcn_t_slow" {
+		t.Errorf("variant names %s", got)
+	}
+	for _, v := range p.Variants {
+		if v.Flows[0].CC != v.CC+"_slow" || v.Flows[1].CC != v.CC {
+			t.Errorf("run of %s: flows run %s and %s", v.CC, v.Flows[0].CC, v.Flows[1].CC)
+		}
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"compare: [qcn, qcn_t]", "compare: [cubic]", `workload entry "slow" sets law parameters, but its flows run cubic in this run, not one of cclab's laws`},
+		{"init_rate_kbps: 100000", "init_rate_kbps: 900000000", `workload entry "slow": set: `},
+		{"init_rate_kbps: 100000", "init_rates: 1", `workload entry "slow": set: `},
+	} {
+		bad := strings.Replace(body, c.from, c.to, 1)
+		if _, err := Prepare(writeExperiment(t, "star-16.yaml", bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q -> %q: %v, want an error saying %q", c.from, c.to, err, c.want)
+		}
+	}
+}
+
 // A run registers a variant under its name with its settings (and the
 // calibration's), runs flows with it, and run.json records its parameters.
 func TestVariantRun(t *testing.T) {

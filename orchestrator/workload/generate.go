@@ -34,10 +34,7 @@ func Generate(e *experiment.Experiment, p *topology.Plan, cc string) ([]Flow, er
 	g := gen{e: e, p: p}
 	for i := range e.Workload {
 		en := &e.Workload[i]
-		flowCC := cc
-		if en.CC != "" {
-			flowCC = en.CC
-		}
+		flowCC := e.EntryCC(en, cc)
 		// One stream per entry, so adding an entry does not change the others.
 		rng := rand.New(rand.NewPCG(uint64(e.Seed), uint64(i)+1))
 		var err error

@@ -62,7 +62,7 @@ type lawCheckDcqcnParams struct {
 	RhaiKbps         uint32
 	MinRateKbps      uint32
 	MaxCwndBytes     uint32
-	Pad              uint32
+	InitRateKbps     uint32
 }
 
 type lawCheckDcqcnState struct {
@@ -217,7 +217,7 @@ type lawCheckQcnParams struct {
 	HostBwMbps       uint32
 	MinRateKbps      uint32
 	MaxCwndBytes     uint32
-	Pad              uint32
+	InitRateKbps     uint32
 }
 
 type lawCheckQcnState struct {
@@ -248,6 +248,8 @@ type lawCheckQcnT_params struct {
 	HostBwMbps   uint32
 	MinRateKbps  uint32
 	MaxCwndBytes uint32
+	InitRateKbps uint32
+	Pad          uint32
 }
 
 type lawCheckQcnT_state struct {
@@ -360,7 +362,7 @@ type lawCheckTimelyParams struct {
 	DeltaKbps    uint32
 	MinRateKbps  uint32
 	MaxCwndBytes uint32
-	Pad          uint32
+	InitRateKbps uint32
 }
 
 type lawCheckTimelyState struct {
