@@ -44,6 +44,7 @@ func newIntStatsCmd() *cobra.Command {
 				}
 			}
 			all := map[string]agent.Stats{}
+			var kept []runid.ID
 			for _, id := range ids {
 				st, err := agent.RunStats(id)
 				if err != nil && run == "" && errors.Is(err, fs.ErrNotExist) {
@@ -53,7 +54,9 @@ func newIntStatsCmd() *cobra.Command {
 					return err
 				}
 				all[string(id)] = st
+				kept = append(kept, id)
 			}
+			ids = kept
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)

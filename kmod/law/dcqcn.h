@@ -211,7 +211,8 @@ LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
 			s->bc_bytes %= bcb;
 	}
 	if ((ack->ece_bytes || (ack->flags & LAW_ACK_ECE)) &&
-	    (!s->started ||	/* a clock that went back: no time passed */
+	    (!s->started || !s->last_cnp_ns ||	/* the first CNP */
+	     /* a clock that went back: no time passed */
 	     (now > s->last_cnp_ns ? now - s->last_cnp_ns : 0) >= p->cnp_ns)) {
 		/* a CNP: cut, then restart the counters and timers */
 		out->trace |= LAW_TR_ECE | LAW_TR_RTT_UPDATE;

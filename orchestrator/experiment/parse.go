@@ -346,8 +346,10 @@ func (e *Experiment) addEntryVariants() error {
 			if !ccName.MatchString(name) {
 				return errAt(en.Line, "workload entry %q sets law parameters, so its flows run as %q in the run of %s: not a kernel congestion control name (at most 15 of a-z, 0-9, _): shorten the entry's name", en.Name, name, cc)
 			}
-			if _, ok := e.Variants[name]; ok && e.Variants[name].Entry != en.Name {
+			if v, ok := e.Variants[name]; ok && v.Entry == "" {
 				return errAt(en.Line, "workload entry %q: its flows' variant %q is already a variant of the file", en.Name, name)
+			} else if ok && v.Entry != en.Name {
+				return errAt(en.Line, "workload entry %q: its flows' variant %q is also entry %q's", en.Name, name, v.Entry)
 			}
 			if slices.Contains(ccs, name) {
 				return errAt(en.Line, "workload entry %q: its flows' variant %q is a compared name", en.Name, name)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -14,8 +15,9 @@ import (
 	"cclab/topology"
 )
 
-// A Variant is one run of the experiment: every flow that does not pin its
-// own congestion control uses CC.
+// A Variant is one run of the experiment: every flow uses CC, but those of
+// an entry that pins its own congestion control or sets law parameters of
+// its own (experiment.Experiment.EntryCC).
 type Variant struct {
 	CC    string
 	Flows []workload.Flow
@@ -186,6 +188,17 @@ func loadHint(cc string) string {
 // so it counts as available; the parameters are checked now, by the law
 // core, before anything is created.
 func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
+	// A variant under a law's own name would replace that law's
+	// registration, machine-wide.
+	for _, name := range slices.Sorted(maps.Keys(p.Exp.Variants)) {
+		if !slices.Contains(cclaws.Laws(), name) {
+			continue
+		}
+		if v := p.Exp.Variants[name]; v.Entry != "" {
+			return fmt.Errorf("%s:%d: workload entry %q sets law parameters, so its flows would run as %q, the name of one of cclab's laws: rename the entry", p.Exp.File, v.Line, v.Entry, name)
+		}
+		return fmt.Errorf("%s: variant %s: the name of one of cclab's laws; give it a name of its own", p.Exp.File, name)
+	}
 	used := slices.Clone(ccs)
 	for _, en := range p.Exp.Workload {
 		for _, cc := range ccs {

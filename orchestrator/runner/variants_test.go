@@ -27,6 +27,7 @@ func TestPrepareVariants(t *testing.T) {
 		{"law: hpcc", "law: cubic", "not one of cclab's laws"},
 		{"law: hpcc, ", "", "no law"},
 		{"hpcc_vaisf: {", "hpcc: {", "named as its law"},
+		{"hpcc_vaisf: {law: hpcc", "hpcc_vaisf: {law: hpcc}\n  swift: {law: hpcc", "variant swift: the name of one of cclab's laws"},
 	} {
 		bad := strings.Replace(body, c.from, c.to, 1)
 		if c.from == "hpcc_vaisf: {" {
@@ -65,6 +66,12 @@ func TestPrepareEntrySet(t *testing.T) {
 		if _, err := Prepare(writeExperiment(t, "star-16.yaml", bad)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q -> %q: %v, want an error saying %q", c.from, c.to, err, c.want)
 		}
+	}
+	// QCN's flows of an entry named t would run as "qcn_t", QCN-T's name.
+	bad := strings.Replace(strings.Replace(body, "compare: [qcn, qcn_t]", "compare: [qcn]", 1), "name: slow", "name: t", 1)
+	want := `workload entry "t" sets law parameters, so its flows would run as "qcn_t", the name of one of cclab's laws`
+	if _, err := Prepare(writeExperiment(t, "star-16.yaml", bad)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("entry t: %v, want an error saying %q", err, want)
 	}
 }
 

@@ -492,8 +492,9 @@ func (s *Switch) readStates() ([]switchbpfPortState, error) {
 // protection): the outer run was interrupted and the interrupt's softirq
 // hit the same tracepoint. A missed transmission is counted late at the
 // peer's ingress (Stats' Late), so its bytes are not lost; a missed qdisc
-// drop leaves the measured queue one packet high for good, but most
-// kfree_skb calls are not qdisc drops, so a Drop miss is rarely one.
+// drop leaves the drop counters (and CountedQueue) one packet short for
+// good, never the queue INT reports (the qdisc's backlog); most kfree_skb
+// calls are not qdisc drops, so a Drop miss is rarely one.
 // The counts are machine-wide: the programs run for every packet on the
 // machine before they look for the switch's ports, so other traffic
 // (another run, a VM's TAP) is counted too.
