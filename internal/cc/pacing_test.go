@@ -61,7 +61,8 @@ func TestUnpacedLawKeepsTheKernelsPacingRate(t *testing.T) {
 			}
 			slices.Sort(backlogs)
 			slices.Sort(ratios)
-			if len(ratios) < 50 || len(backlogs) < 50 {
+			// (Each backlog sample forks tc: a loaded machine takes fewer.)
+			if len(ratios) < 50 || len(backlogs) < 30 {
 				t.Fatalf("%s: %d rate samples, %d backlog samples", cc, len(ratios), len(backlogs))
 			}
 			med := ratios[len(ratios)/2]

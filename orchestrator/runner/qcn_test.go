@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
+	"cclab/internal/quiettest"
 	"cclab/internal/runid"
 	"cclab/tcopt/intswitch"
 )
@@ -26,6 +28,15 @@ import (
 // experiments/qcn-convergence-{2,4}.yaml.
 func TestQCNHoldsTheQueueNearQeq(t *testing.T) {
 	topo := qcnStar(t)
+	// The rates and the queue are what CPU time stolen by the hypervisor
+	// perturbs (two senders at line rate with INT on two cores): such a
+	// try does not count. The feedback's accounting holds on every try.
+	quiettest.Retry(t, quiettest.Policy{Failures: 2, Tries: 3}, func(int) error {
+		return qcnHoldsTheQueue(t, topo)
+	})
+}
+
+func qcnHoldsTheQueue(t *testing.T, topo string) error {
 	id := runid.New()
 	q, qt := "t"+string(id)+"q", "t"+string(id)+"qt" // registrations are machine-wide
 	const qeq = 64_000
@@ -51,6 +62,7 @@ workload:
 		t.Fatal(err)
 	}
 	out := runWithOwnLaws(t, exp, id)
+	var errs []error
 	for _, c := range []struct{ name, law string }{{q, "qcn"}, {qt, "qcn_t"}} {
 		dir := filepath.Join(out, string(id), c.name)
 		var rj struct {
@@ -120,23 +132,24 @@ workload:
 			t.Fatalf("%s: %d senders seen at the receiver", c.name, len(rates))
 		}
 		if total < 850 {
-			t.Errorf("%s: together %.0f Mbit/s over a 1 Gbit/s bottleneck", c.name, total)
+			errs = append(errs, fmt.Errorf("%s: together %.0f Mbit/s over a 1 Gbit/s bottleneck", c.name, total))
 		}
 		for _, r := range rates {
 			if r < 0.1*total {
-				t.Errorf("%s: a sender has %.0f of %.0f Mbit/s: starved", c.name, r, total)
+				errs = append(errs, fmt.Errorf("%s: a sender has %.0f of %.0f Mbit/s: starved", c.name, r, total))
 			}
 		}
 		// Around Qeq: its upper decile reaches Qeq's order and stays well
 		// below the 512 KB buffer (QCN-T leaves the queue empty half the
 		// time in some runs: medians 0-50 KB, upper deciles 66-83 KB).
 		if p90 := qv[len(qv)*9/10]; p90 < qeq/4 || p90 > 2*qeq {
-			t.Errorf("%s: bottleneck queue p90 %.0f B outside [Qeq/4, 2 Qeq] = [%d, %d]", c.name, p90, qeq/4, 2*qeq)
+			errs = append(errs, fmt.Errorf("%s: bottleneck queue p90 %.0f B outside [Qeq/4, 2 Qeq] = [%d, %d]", c.name, p90, qeq/4, 2*qeq))
 		}
 		if gen == 0 || carried+replaced+2 < gen {
 			t.Errorf("%s: %d feedback generated, %d replaced, %d carried to the senders", c.name, gen, replaced, carried)
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // qcnStar writes the QCN paper's testbed as a topology file (as
