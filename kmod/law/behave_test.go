@@ -440,6 +440,14 @@ func TestBehaviourInitRate(t *testing.T) {
 			}
 		})
 	}
+	// DCQCN started below the line: its first CNP cuts however soon it
+	// comes, even within N of the clock's zero (N spaces CNPs, and there
+	// was none).
+	c, _ := newCtl(t, DCQCN, "host_bw_mbps=1000", "init_rate_kbps=100000", "cnp_ns=50000")
+	onAck(t, c, Ack{NowNs: 1000, MSS: DefaultMSS})
+	if o := onAck(t, c, Ack{NowNs: 2000, MSS: DefaultMSS, ECE: true}); o.PacingRate >= 12.5e6 {
+		t.Errorf("DCQCN started at 100 Mbit/s: a CNP 1 us after the first ACK left %d B/s", o.PacingRate)
+	}
 	_, out := newCtl(t, QCN, "host_bw_mbps=1000", "init_rate_kbps=5000000")
 	if out.PacingRate != line {
 		t.Errorf("init above the line: %d B/s, want the line", out.PacingRate)

@@ -94,6 +94,9 @@ const qcnEvents = 16
 func (r *qcnRef) onAck(a Ack) bool {
 	now := a.NowNs
 	r.crSlack = 0
+	if r.started && r.timerNext == 0 { // started below the line: armed now
+		r.timerNext = now + r.cycle(r.timerT, 0)
+	}
 	if r.started {
 		n := 0
 		// the timer's expiries due by now, in order: each cycle after
@@ -228,9 +231,18 @@ func newQCNTrace(rng *rand.Rand, l Law, count map[string]int) qcnTrace {
 	if rng.Intn(2) == 0 {
 		capBytes = 65535 + uint64(rng.Int63n(1<<30-65535+1))
 	}
+	// README: init_rate_kbps within [floor, line], 0 the line; below the
+	// line the rate limiter runs from the start, its timer from the
+	// first ACK.
+	initKbps := randomInitKbps(rng, lineKbps)
+	r.cr = startRate(initKbps, r.floor, r.line)
+	r.tr, r.started = r.cr, r.cr < r.line
+	if r.started {
+		count["started below the line"]++
+	}
 	kv = append(kv, fmt.Sprintf("rai_kbps=%d", raiKbps), fmt.Sprintf("rhai_kbps=%d", rhaiKbps),
-		fmt.Sprintf("min_rate_kbps=%d", floorKbps), fmt.Sprintf("max_cwnd_bytes=%d", capBytes))
-	r.cr, r.tr = r.line, r.line
+		fmt.Sprintf("min_rate_kbps=%d", floorKbps), fmt.Sprintf("max_cwnd_bytes=%d", capBytes),
+		fmt.Sprintf("init_rate_kbps=%d", initKbps))
 	return qcnTrace{kv, r, capBytes}
 }
 
@@ -251,9 +263,9 @@ func testConformQCN(t *testing.T, l Law, seed int64, traces int) {
 		tr := newQCNTrace(rng, l, count)
 		ref := tr.ref
 		c, out := newCtl(t, l, tr.kv...)
-		if out.PacingRate != uint64(ref.line) || out.SignalPPM != 0 || out.CwndBytes != tr.cap {
-			t.Fatalf("trace %d %v: init pacing %d signal %d cwnd %d; want the line rate %.0f, 0, the cap %d",
-				trace, tr.kv, out.PacingRate, out.SignalPPM, out.CwndBytes, ref.line, tr.cap)
+		if out.PacingRate != uint64(ref.cr) || out.SignalPPM != 0 || out.CwndBytes != tr.cap {
+			t.Fatalf("trace %d %v: init pacing %d signal %d cwnd %d; want the starting rate %.0f, 0, the cap %d",
+				trace, tr.kv, out.PacingRate, out.SignalPPM, out.CwndBytes, ref.cr, tr.cap)
 		}
 		// the mean gap between ACKs: a small fraction of a cycle, or many
 		scale := float64(ref.timerT)
@@ -334,7 +346,8 @@ func testConformQCN(t *testing.T, l Law, seed int64, traces int) {
 	t.Logf("%s, %d traces: %v; largest CR difference %.1f B/s", l, traces, count, worst)
 	kinds := []string{"feedback", "record with |Fb| 0", "record with |Fb| above 63", "cut to the floor",
 		"echo, no new record", "no echo", "fast recovery", "active increase", "hyper-active increase",
-		"hyper-active increase, i > 1", "TR at the line rate", "event of the timer", "timer events over the cap"}
+		"hyper-active increase, i > 1", "TR at the line rate", "event of the timer", "timer events over the cap",
+		"started below the line"}
 	if l == QCN {
 		kinds = append(kinds, "event of the byte counter", "byte events over the cap", "halved timer cycle",
 			"halved byte cycle", "counters apart")

@@ -167,6 +167,8 @@ func TestConformTimely(t *testing.T) {
 			fmt.Sprintf("alpha_ppm=%d", alphaPPM), fmt.Sprintf("beta_ppm=%d", betaPPM),
 			fmt.Sprintf("hai_n=%d", haiN), fmt.Sprintf("delta_kbps=%d", deltaKbps),
 			fmt.Sprintf("min_rate_kbps=%d", floorKbps), fmt.Sprintf("max_cwnd_bytes=%d", capBytes)}
+		initKbps := randomInitKbps(rng, lineKbps)
+		kv = append(kv, fmt.Sprintf("init_rate_kbps=%d", initKbps))
 		// the connection's first sequence number: some traces wrap 2^32
 		start := rng.Uint32()
 		if rng.Intn(4) == 0 {
@@ -186,9 +188,10 @@ func TestConformTimely(t *testing.T) {
 		if floorKbps != 0 {
 			ref.floor = float64(floorKbps) * 125
 		}
-		if out.PacingRate != uint64(line) || out.CwndBytes != capBytes || out.SignalPPM != 1e6 {
-			t.Fatalf("trace %d: init pacing %d cwnd %d signal %d; want line rate %.0f, the cap %d, 1.0",
-				trace, out.PacingRate, out.CwndBytes, out.SignalPPM, line, capBytes)
+		ref.rate = startRate(initKbps, ref.floor, line)
+		if out.PacingRate != uint64(ref.rate) || out.CwndBytes != capBytes || out.SignalPPM != 1e6 {
+			t.Fatalf("trace %d: init pacing %d cwnd %d signal %d; want the starting rate %.0f, the cap %d, 1.0",
+				trace, out.PacingRate, out.CwndBytes, out.SignalPPM, ref.rate, capBytes)
 		}
 		una, nxt := start, start
 		// windows of up to 4, 21 or 121 segments: up to about 3, 15 or
@@ -359,7 +362,9 @@ func randomAcked(rng *rand.Rand, most int) uint32 {
 // after the last CNP (or the first ECE); timers and the byte counter are
 // evaluated on ACKs, before the CNP check; increase events 1..F are fast
 // recovery; without a byte counter T alone decides (both counts are T);
-// before the first CNP: line rate, alpha 1, no timers.
+// before the first CNP: line rate, alpha 1, no timers; started below the
+// line (init_rate_kbps), the limiter runs from the first ACK, timers and
+// alpha decay counted from it, and the first CNP is not held back by N.
 type dcqcnRef struct {
 	line, floor, rai, rhai float64 // bytes/s
 	alphaK, timerT, cnpN   uint64  // ns
@@ -372,7 +377,8 @@ type dcqcnRef struct {
 	// alpha (a fraction) after this ACK: see onAck.
 	rcSlack, rtSlack, alphaSlack float64
 	started                      bool
-	lastCNP                      uint64 // ns
+	noCNP                        bool   // started below the line, no CNP yet
+	lastCNP                      uint64 // ns (the first ACK's, while noCNP)
 	decays                       uint64 // alpha-timer expiries since the last CNP, applied
 	timerNext                    uint64 // the rate-increase timer's next expiry, ns
 	bytes                        uint64 // acked bytes towards the next byte-counter event
@@ -436,6 +442,9 @@ const dcqcnEvents = 16
 func (r *dcqcnRef) onAck(a Ack) (cnp bool, decays uint64) {
 	now := a.NowNs
 	r.rcSlack, r.alphaSlack = 0, 0
+	if r.started && r.timerNext == 0 { // started below the line: armed now
+		r.timerNext, r.lastCNP, r.noCNP = now+r.timerT, now, true
+	}
 	if r.started {
 		// alpha: (1 - g) per K elapsed since the last CNP
 		if n := (now-r.lastCNP)/r.alphaK - r.decays; n > 0 {
@@ -488,7 +497,7 @@ func (r *dcqcnRef) onAck(a Ack) (cnp bool, decays uint64) {
 	if !a.ECE {
 		return false, decays
 	}
-	if r.started && now-r.lastCNP < r.cnpN {
+	if r.started && !r.noCNP && now-r.lastCNP < r.cnpN {
 		r.count["ECE within N of the last CNP"]++
 		return false, decays
 	}
@@ -501,7 +510,7 @@ func (r *dcqcnRef) onAck(a Ack) (cnp bool, decays uint64) {
 	r.t, r.bc, r.bytes, r.decays = 0, 0, 0, 0
 	r.timerNext = now + r.timerT
 	r.lastCNP = now
-	r.started = true
+	r.started, r.noCNP = true, false
 	return true, decays
 }
 
@@ -543,7 +552,8 @@ func TestConformDCQCN(t *testing.T) {
 		if rng.Intn(2) == 0 {
 			capBytes = 65535 + uint64(rng.Int63n(1<<30-65535+1))
 		}
-		c, out := newCtl(t, DCQCN, fmt.Sprintf("host_bw_mbps=%d", mbps), fmt.Sprintf("alpha_ns=%d", alphaK),
+		initKbps := randomInitKbps(rng, lineKbps)
+		c, out := newCtl(t, DCQCN, fmt.Sprintf("init_rate_kbps=%d", initKbps), fmt.Sprintf("host_bw_mbps=%d", mbps), fmt.Sprintf("alpha_ns=%d", alphaK),
 			fmt.Sprintf("timer_ns=%d", timerT), fmt.Sprintf("cnp_ns=%d", cnpN),
 			fmt.Sprintf("byte_counter_bytes=%d", byteB), fmt.Sprintf("g_shift=%d", gShift),
 			fmt.Sprintf("fast_recovery=%d", f), fmt.Sprintf("rai_kbps=%d", raiKbps),
@@ -562,9 +572,14 @@ func TestConformDCQCN(t *testing.T) {
 		if floorKbps != 0 {
 			ref.floor = float64(floorKbps) * 125
 		}
-		if out.PacingRate != uint64(line) || out.SignalPPM != 1e6 || out.CwndBytes != capBytes {
-			t.Fatalf("trace %d: init pacing %d alpha %d cwnd %d; want line rate %.0f, alpha 1, the cap %d",
-				trace, out.PacingRate, out.SignalPPM, out.CwndBytes, line, capBytes)
+		ref.rc = startRate(initKbps, ref.floor, line)
+		ref.rt, ref.started = ref.rc, ref.rc < line
+		if ref.started {
+			count["started below the line"]++
+		}
+		if out.PacingRate != uint64(ref.rc) || out.SignalPPM != 1e6 || out.CwndBytes != capBytes {
+			t.Fatalf("trace %d: init pacing %d alpha %d cwnd %d; want the starting rate %.0f, alpha 1, the cap %d",
+				trace, out.PacingRate, out.SignalPPM, out.CwndBytes, ref.rc, capBytes)
 		}
 		now := uint64(1e9)
 		var una uint32
@@ -617,9 +632,29 @@ func TestConformDCQCN(t *testing.T) {
 	}
 	t.Logf("events: %v; largest differences: RC %.1f B/s, alpha %.2f ppm", count, worstRC, worstAlpha)
 	for _, k := range []string{"CNP", "ECE within N of the last CNP", "fast recovery", "additive increase",
-		"hyper increase", "timer events over the cap", "byte events over the cap", "alpha decay over 2^20 periods"} {
+		"hyper increase", "timer events over the cap", "byte events over the cap", "alpha decay over 2^20 periods",
+		"started below the line"} {
 		if count[k] < 20 {
 			t.Errorf("only %d of %q: the traces do not exercise it", count[k], k)
 		}
 	}
+}
+
+// randomInitKbps draws init_rate_kbps for a trace: 0 (the line) three
+// times in four, else anything up to 1.2 x the line (so also above it
+// and below the floor).
+func randomInitKbps(rng *rand.Rand, lineKbps uint64) uint64 {
+	if rng.Intn(4) != 0 {
+		return 0
+	}
+	return 1 + uint64(rng.Int63n(int64(lineKbps*6/5)))
+}
+
+// startRate is the README's starting rate, bytes/s: init_rate_kbps
+// within [floor, line], 0 the line.
+func startRate(initKbps uint64, floor, line float64) float64 {
+	if initKbps == 0 {
+		return line
+	}
+	return math.Min(math.Max(float64(initKbps)*125, floor), line)
 }
