@@ -112,6 +112,9 @@ func (h *Hosts) validate() error {
 	if h.NICQueues < 1 || h.NICQueues > MaxNICQueues {
 		return errAt(h.Line, "hosts nic_queues %d is outside 1..%d", h.NICQueues, MaxNICQueues)
 	}
+	if h.InitRwnd != 0 && (h.InitRwnd < 64<<10 || h.InitRwnd > 16<<20) {
+		return errAt(h.Line, "hosts init_rwnd %v: use 64KiB-16MiB (or leave it out: the kernel's 64 KB)", h.InitRwnd)
+	}
 	return nil
 }
 

@@ -196,6 +196,7 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\nworkload: []\n---\nname: u\n", "f.yaml:4: a second YAML document"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  queue_sample: 50us\nworkload: []\n", "f.yaml:4: queue_sample 50µs is outside"},
 		{"name: t\ntopology: x.yaml\nhosts:\n  nic_queues: 300\nworkload: []\n", "f.yaml:4: hosts nic_queues 300 is outside 1..256"},
+		{"name: t\ntopology: x.yaml\nhosts:\n  init_rwnd: 1KB\nworkload: []\n", "f.yaml:4: hosts init_rwnd 1KB: use 64KiB-16MiB"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  ecn: 3\n", "f.yaml:5: unknown field \"ecn\""},
 		{"name: t\ntopology: x.yaml\nswitch: {ecn_threshold: 30}\n", "f.yaml:3: size \"30\" has no unit"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  ecn_red: {kmin: 80KB, kmax: 20KB}\n", "f.yaml:4: ecn_red: kmin 80KB is not below kmax 20KB"},

@@ -100,6 +100,10 @@ type Hosts struct {
 	TSO           *bool      `yaml:"tso" json:"tso"`
 	GRO           *bool      `yaml:"gro" json:"gro"`
 	GSOMaxSize    units.Size `yaml:"gso_max_size" json:"gso_max_size"`
+	// InitRwnd is the receive window every host offers from a
+	// connection's start (netbuild.Options.InitRwnd); 0 the kernel's
+	// 64 KB, opened as data arrives.
+	InitRwnd units.Size `yaml:"init_rwnd" json:"init_rwnd,omitempty"`
 	// NICQueues is how many queues a host's NIC serves round robin, each
 	// flow in one of them (docs/experiments.md); 1 is one FIFO. 0 takes
 	// DefaultNICQueues.

@@ -32,6 +32,13 @@ type Options struct {
 	// NICQueues is how many queues each host's NIC port serves round
 	// robin (NICClass gives a flow's); 0 or 1 is one FIFO.
 	NICQueues int `json:"nic_queues,omitempty"`
+	// InitRwnd, when not 0, is the receive window in bytes a host offers
+	// from a connection's first segment (its route's initrwnd, in
+	// segments, and a receive buffer twice that), instead of the
+	// kernel's 64 KB, opened as data arrives: a sender that is to start
+	// at line rate, as an Ethernet reaction point does, needs its
+	// receiver's window from the start.
+	InitRwnd int `json:"init_rwnd,omitempty"`
 	// Sysctls are extra host sysctls, e.g. {"net.ipv4.tcp_min_rtt_wlen": "1"}.
 	Sysctls map[string]string
 	// Workers is how many namespaces are configured at once; 0 picks a

@@ -625,3 +625,59 @@ func TestShippedTopologiesReachable(t *testing.T) {
 		})
 	}
 }
+
+// InitRwnd: a host's receiver offers the window from a connection's start
+// (its route's initrwnd and a buffer twice the window), where the kernel
+// offers 64 KB and opens it as data arrives. Read on the
+// listener's side right after the handshake (TCP_INFO rcv_wnd), on a
+// network built with it and one without.
+func TestInitRwnd(t *testing.T) {
+	p := load(t, "line-3.yaml")
+	h0, _ := p.Node("h0")
+	window := func(opt Options) uint32 {
+		n := up(t, p, opt)
+		var ln net.Listener
+		if err := nsexec.Do(n.Netns("h0"), func() (err error) {
+			ln, err = net.Listen("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		var c net.Conn
+		if err := nsexec.Do(n.Netns("h1"), func() (err error) {
+			c, err = net.DialTimeout("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"), 5*time.Second)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		raw, err := s.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info *unix.TCPInfo
+		var gerr error
+		raw.Control(func(fd uintptr) { info, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		return info.Rcv_wnd
+	}
+	def := window(DefaultOptions())
+	opt := DefaultOptions()
+	opt.InitRwnd = 1 << 20
+	big := window(opt)
+	t.Logf("receive window offered after the handshake: %d B by default, %d B with InitRwnd 1 MiB", def, big)
+	if def > 65535 {
+		t.Errorf("the kernel's default offered %d B: the comparison means nothing", def)
+	}
+	if big < 900_000 || big > 1<<21 {
+		t.Errorf("with InitRwnd 1 MiB the receiver offered %d B", big)
+	}
+}

@@ -10,6 +10,10 @@ import (
 	"cclab/topology"
 )
 
+// tcpMSS is the segment InitRwnd is counted in: a 1500-byte MTU's, with
+// 12 bytes of options (the route metric is in segments).
+const tcpMSS = 1448
+
 func ipNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
@@ -46,12 +50,14 @@ func addRoutes(n *nsNode, routes []topology.Route) error {
 }
 
 // addDefault gives a host its only route: default via the switch end of
-// its link, onlink (the host holds just a /32, no subnet to the gateway).
-func addDefault(n *nsNode, iface string, gw netip.Addr) error {
+// its link, onlink (the host holds just a /32, no subnet to the gateway),
+// with the receive window Options.InitRwnd asks for (bytes; 0 the kernel's).
+func addDefault(n *nsNode, iface string, gw netip.Addr, initRwnd int) error {
 	rt := &netlink.Route{
 		LinkIndex: n.ifindex[iface],
 		Gw:        net.IP(gw.AsSlice()),
 		Flags:     int(netlink.FLAG_ONLINK),
+		InitRwnd:  (initRwnd + tcpMSS - 1) / tcpMSS,
 	}
 	if err := n.h.RouteAdd(rt); err != nil {
 		return fmt.Errorf("default route on %s: %w", n.node.Name, err)

@@ -86,6 +86,12 @@ func hostSysctls(opt Options) []sysctl {
 		sysctl{key: "net.ipv4.tcp_ecn", value: strconv.Itoa(opt.ECN)},
 		sysctl{key: "net.ipv4.tcp_congestion_control", value: opt.DefaultCC},
 	)
+	if opt.InitRwnd > 0 {
+		// the window offered is about half the buffer (the rest is
+		// overhead), so twice the window, and room to grow past it
+		def := 2 * opt.InitRwnd
+		s = append(s, sysctl{key: "net.ipv4.tcp_rmem", value: fmt.Sprintf("4096 %d %d", def, max(def, 33554432))})
+	}
 	for k, v := range opt.Sysctls {
 		s = append(s, sysctl{key: k, value: v})
 	}

@@ -279,6 +279,7 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 	o.TSO = experiment.On(h.TSO, true)
 	o.GRO = experiment.On(h.GRO, true)
 	o.GSOMaxSize = int(h.GSOMaxSize)
+	o.InitRwnd = int(h.InitRwnd)
 	o.NICQueues = h.NICQueues
 	return o
 }
