@@ -157,14 +157,21 @@ workload:
 // 512 KB of buffer, 100 us a link) and returns its path.
 func qcnStar(t *testing.T) string {
 	t.Helper()
-	topo := filepath.Join(t.TempDir(), "qcn-star.yaml")
-	if err := os.WriteFile(topo, []byte(`name: qcn-star
+	return topologyFile(t, `name: qcn-star
 kind: star
 star: {senders: 2}
 links:
   host:     {rate: 1Gbit, buffer: 512KB, delay: 100us}
   receiver: {rate: 1Gbit, buffer: 512KB, delay: 100us}
-`), 0o644); err != nil {
+`)
+}
+
+// topologyFile writes a topology file into a temporary directory and
+// returns its path.
+func topologyFile(t *testing.T, yml string) string {
+	t.Helper()
+	topo := filepath.Join(t.TempDir(), "topo.yaml")
+	if err := os.WriteFile(topo, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return topo

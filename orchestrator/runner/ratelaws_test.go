@@ -30,16 +30,13 @@ import (
 // below the buffer (it has no queue target: the PowerTCP paper, section
 // 2; measured 68-74 KB here on 2026-11-25, 98-153 KB on 2026-11-26).
 func TestRateLawsShareABottleneck(t *testing.T) {
-	topo := filepath.Join(t.TempDir(), "dumbbell-delay.yaml")
-	if err := os.WriteFile(topo, []byte(`name: dumbbell-delay
+	topo := topologyFile(t, `name: dumbbell-delay
 kind: dumbbell
 dumbbell: {hosts_per_side: 2}
 links:
   host:       {rate: 1Gbit, buffer: 256KB, delay: 500us}
   bottleneck: {rate: 100Mbit, buffer: 256KB, delay: 1ms}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	// DCQCN's fairness is a random process (RED's marks) that CPU time
 	// stolen by the hypervisor perturbs further (Jain 0.725 once in make
 	// test, on a run judged degraded): such a try does not count.
