@@ -7,33 +7,45 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"cclab/analysis/metrics"
+	"cclab/analysis/stats"
 )
 
-// Verdicts of a claim.
+// Verdicts of a claim (docs/reproduction.md, "How a claim is judged").
 const (
-	// Agrees: direction and magnitude (within a factor of 2 of the
-	// paper's figure) on the median of the faithful seeds.
+	// Agrees: the claim's confidence interval lies inside its band.
 	Agrees = "agrees"
-	// AgreesDirection: the paper states no number; the direction holds
-	// against the lab's reading (ValueCheck.Limit, RatioCheck.Direction).
-	AgreesDirection = "agrees in direction"
-	// Magnitude: the direction holds, the size is off by more than 2x.
-	Magnitude     = "disagrees in magnitude"
-	Disagrees     = "disagrees"
-	DegradedRuns  = "degraded runs" // no seed had every variant the claim reads faithful
-	CouldNotRun   = "could not run"
-	NotMeasurable = "not measurable"
+	// Disagrees: the interval lies outside the band.
+	Disagrees = "disagrees"
+	// Inconclusive: the interval straddles an edge of the band.
+	Inconclusive = "inconclusive"
+	// TooFew: fewer samples than the claim's statistic needs (its n).
+	TooFew = "too few"
+	// NotMeasurableHere: the file says why this setup cannot measure it.
+	NotMeasurableHere = "not measurable here"
+	DegradedRuns      = "degraded runs" // no seed had every variant the claim reads faithful
+	CouldNotRun       = "could not run"
+	NotMeasurable     = "not measurable" // the runs lack a number the claim reads
 )
 
-// agreeing reports whether a verdict counts as agreeing.
-func agreeing(v string) bool { return v == Agrees || v == AgreesDirection }
+// Sources of a claim's band.
+const (
+	SourcePaper   = "paper"   // the paper's own number
+	SourceDerived = "derived" // a number the lab derived from the paper's words
+	SourceReading = "reading" // no number: the lab's reading (a limit or a direction)
+)
+
+// bootstrapResamples is how many resamples a ratio's interval takes.
+const bootstrapResamples = 2000
 
 // SeedValue is a claim's number in one run.
 type SeedValue struct {
 	Seed     int64  `json:"seed"`
 	Value    Value  `json:"value"`
-	Faithful bool   `json:"faithful"` // every variant the claim reads was judged faithful
-	Verdict  string `json:"verdict"`
+	N        int    `json:"n,omitempty"`    // flows it was taken over (a percentile)
+	Faithful bool   `json:"faithful"`       // every variant the claim reads was judged faithful
+	Note     string `json:"note,omitempty"` // why not counted
 }
 
 // ClaimOutcome is a claim's verdict.
@@ -41,107 +53,67 @@ type ClaimOutcome struct {
 	ID    string      `json:"id"`
 	Claim string      `json:"claim"`
 	Paper PaperNumber `json:"paper"`
-	// Check is the rule in words ("hpcc drain_rtts at most 2 x 1 base
-	// RTTs").
-	Check    string      `json:"check"`
-	Measured string      `json:"measured,omitempty"`
-	Value    Value       `json:"value"` // the median over the faithful seeds (NaN: none)
-	Seeds    []SeedValue `json:"seeds,omitempty"`
-	Verdict  string      `json:"verdict"`
-	// Flips is set when the seeds' own verdicts differ.
-	Flips  bool   `json:"flips,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Note   string `json:"note,omitempty"`
-	// Samples is set when the claim reads a tail percentile over fewer
-	// flows than the percentile needs: it says how few, and that each
-	// number is then the slowest flow's.
-	Samples string `json:"samples,omitempty"`
+	// Source is where the band's number comes from: paper, derived or
+	// reading.
+	Source string `json:"source"`
+	// Check is the rule in words: what is compared, with which statistic.
+	Check     string `json:"check"`
+	Statistic string `json:"statistic"`
+	Need      int    `json:"n_needed"`
+	// Band is the range that agrees, in the claim's unit.
+	Band string `json:"band"`
+	// Value is the statistic over the faithful runs, CI its interval
+	// (Stats.Conf), N the samples it was taken over.
+	Value   Value       `json:"value"`
+	CI      [2]Value    `json:"ci"`
+	N       int         `json:"n"`
+	Unit    string      `json:"unit,omitempty"`
+	Seeds   []SeedValue `json:"seeds,omitempty"`
+	Verdict string      `json:"verdict"`
+	// DirectionHolds is set on a disagreeing ratio whose interval is on
+	// the paper's side of 1: the size is off, not the direction.
+	DirectionHolds bool   `json:"direction_holds,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	Note           string `json:"note,omitempty"`
+	Line           int    `json:"line,omitempty"`
 }
 
-// rule describes the check in words.
-func (c ClaimSpec) rule(unit string) string {
-	p := c.Paper.Value
-	if v := c.Value; v != nil {
-		words := map[string]string{"at_most": "at most", "at_least": "at least", "about": "about"}[v.Bound]
-		if p == nil {
-			return fmt.Sprintf("%s of %s %s %s (the lab's reading; the paper gives no number)", v.Metric, v.CC, words, num(*v.Limit, unit))
-		}
-		switch v.Bound {
-		case "at_most":
-			return fmt.Sprintf("%s of %s at most 2 x the paper's %s", v.Metric, v.CC, num(*p, unit))
-		case "at_least":
-			return fmt.Sprintf("%s of %s at least half the paper's %s", v.Metric, v.CC, num(*p, unit))
-		}
-		return fmt.Sprintf("%s of %s within 2x of the paper's %s", v.Metric, v.CC, num(*p, unit))
-	}
-	r := c.Ratio
-	dir := map[string]string{"below": "< 1", "above": "> 1"}[r.Direction]
-	if p == nil {
-		return fmt.Sprintf("%s: %s / %s %s (the paper gives no number)", r.Metric, r.A, r.B, dir)
-	}
-	return fmt.Sprintf("%s: %s / %s %s and within 2x of the paper's %s", r.Metric, r.A, r.B, dir, f2(*p))
-}
-
-// evaluate gives one number's verdict.
-func (c ClaimSpec) evaluate(x float64) string {
-	if math.IsNaN(x) {
-		return NotMeasurable
-	}
-	p := c.Paper.Value
-	if v := c.Value; v != nil {
-		if p == nil {
-			ok := (v.Bound == "at_most" && x <= *v.Limit) || (v.Bound == "at_least" && x >= *v.Limit)
-			return map[bool]string{true: AgreesDirection, false: Disagrees}[ok]
-		}
-		lo, hi := *p/2, *p*2
-		switch v.Bound {
-		case "at_most":
-			lo = math.Inf(-1)
-		case "at_least":
-			hi = math.Inf(1)
-		}
-		return map[bool]string{true: Agrees, false: Disagrees}[x >= lo && x <= hi]
-	}
-	r := c.Ratio
-	right := (r.Direction == "below" && x < 1) || (r.Direction == "above" && x > 1)
+// source is where the claim's band comes from.
+func (c ClaimSpec) source() string {
 	switch {
-	case !right:
-		return Disagrees
-	case p == nil:
-		return AgreesDirection
-	case x >= *p/2 && x <= *p*2:
-		return Agrees
+	case c.Paper.Value == nil:
+		return SourceReading
+	case c.Paper.Derived:
+		return SourceDerived
 	}
-	return Magnitude
+	return SourcePaper
 }
 
-// number is the claim's number in one run: the variant's metric or the
-// ratio of two.
-func (c ClaimSpec) number(m map[string]Metrics) float64 {
+// rule describes what is compared.
+func (c ClaimSpec) rule() string {
+	st := c.Statistic
 	if v := c.Value; v != nil {
-		return m[v.CC].Get(v.Metric)
+		return fmt.Sprintf("%s of %s's %s", st, v.CC, v.Metric)
 	}
-	a, b := m[c.Ratio.A].Get(c.Ratio.Metric), m[c.Ratio.B].Get(c.Ratio.Metric)
-	if b == 0 || math.IsInf(a, 0) || math.IsInf(b, 0) {
-		// A ratio with a never (+Inf) or a zero is unmeasurable as a
-		// number; a finite against a never is still a direction.
-		switch {
-		case math.IsInf(b, 1) && !math.IsInf(a, 0):
-			return 0
-		case math.IsInf(a, 1) && !math.IsInf(b, 0):
-			return math.Inf(1)
-		}
-		return math.NaN()
+	r := c.Ratio
+	if p, _ := parseStatistic(st); p.kind == "mean" {
+		return fmt.Sprintf("%s / %s of %s, geometric mean over the runs", r.A, r.B, r.Metric)
 	}
-	return a / b
+	return fmt.Sprintf("%s of %s / %s of %s", st, r.Metric, st, r.Metric)
 }
 
-// ccs are the variants the claim reads.
 func (c ClaimSpec) ccs() []string {
 	if c.Value != nil {
 		return []string{c.Value.CC}
 	}
 	return []string{c.Ratio.A, c.Ratio.B}
+}
+
+func (c ClaimSpec) metric() string {
+	if c.Value != nil {
+		return c.Value.Metric
+	}
+	return c.Ratio.Metric
 }
 
 func (c ClaimSpec) unit(e *Experiment) string {
@@ -152,148 +124,253 @@ func (c ClaimSpec) unit(e *Experiment) string {
 	return ""
 }
 
-// judge evaluates every claim of the experiment on its runs: each seed's
-// number, then the verdict on the median of the seeds whose variants were
-// all judged faithful.
+// seedData is what one run gives a claim: per variant the per-flow
+// samples or the per-run metric.
+type seedData struct {
+	seed     int64
+	faithful bool
+	note     string
+	samples  map[string][]Sample
+	values   map[string]float64
+}
+
+// judge evaluates every claim of the experiment on its runs.
 func judge(e *Experiment, o *Outcome) {
 	o.Claims = nil
+	o.PostHoc = e.PostHoc
 	for _, c := range e.Claims {
-		unit := c.unit(e)
-		co := ClaimOutcome{ID: c.ID, Claim: c.Claim, Paper: c.Paper, Check: c.rule(unit), Note: c.Note, Value: Value(math.NaN())}
-		var faithful []float64
-		var why []string
-		for _, r := range o.Runs {
-			m := map[string]Metrics{}
-			ok, allFaithful := true, true
-			for _, cc := range c.ccs() {
-				v := r.variant(cc)
-				switch {
-				case v == nil && r.Error != "":
-					why, ok = append(why, fmt.Sprintf("seed %d did not run: %s", r.Seed, r.Error)), false
-				case v == nil:
-					why, ok = append(why, fmt.Sprintf("seed %d: %s did not run", r.Seed, cc)), false
-				case v.Status != "ran":
-					why, ok = append(why, fmt.Sprintf("seed %d: %s: %s %s", r.Seed, cc, v.Status, v.Reason)), false
-				case v.Reason != "":
-					why, ok = append(why, fmt.Sprintf("seed %d: %s: %s", r.Seed, cc, v.Reason)), false
-				default:
-					m[cc] = v.Metrics
-					if v.Fidelity != "faithful" {
-						allFaithful = false
-						why = append(why, fmt.Sprintf("seed %d: %s %s", r.Seed, cc, v.Fidelity))
-					}
-				}
-			}
-			if !ok {
-				continue
-			}
-			x := c.number(m)
-			sv := SeedValue{Seed: r.Seed, Value: Value(x), Faithful: allFaithful, Verdict: c.evaluate(x)}
-			co.Seeds = append(co.Seeds, sv)
-			if allFaithful && !math.IsNaN(x) {
-				faithful = append(faithful, x)
-			}
-		}
-		var all []string
-		for _, s := range co.Seeds {
-			all = append(all, s.Verdict)
-		}
-		co.Flips = len(slices.Compact(slices.Sorted(slices.Values(all)))) > 1
-		switch {
-		case len(co.Seeds) == 0:
-			co.Verdict, co.Reason = CouldNotRun, strings.Join(why, "; ")
-		case len(faithful) == 0 && anyMeasured(co.Seeds):
-			co.Verdict, co.Reason = DegradedRuns, strings.Join(why, "; ")
-		case len(faithful) == 0:
-			co.Verdict, co.Reason = NotMeasurable, "a number the claim reads is missing from the runs"
-		default:
-			co.Value = Value(median(faithful))
-			co.Verdict = c.evaluate(float64(co.Value))
-			if len(why) > 0 {
-				co.Reason = "not counted: " + strings.Join(why, "; ")
-			}
-		}
-		co.Measured = measured(c, co, unit)
-		co.Samples = sampleNote(c, o)
-		o.Claims = append(o.Claims, co)
+		o.Claims = append(o.Claims, judgeClaim(e, c, o))
 	}
 }
 
-// tailCounts maps a tail-percentile metric to the metric counting the
-// flows it is taken over, and the fewest flows for which the percentile
-// is not simply the largest (nearest rank: p99.9 of n < 1000 is the
-// maximum).
-var tailCounts = map[string]struct {
-	count string
-	need  int
-}{
-	"short_p999":  {"short_n", 1000},
-	"medium_p999": {"medium_n", 1000},
-	"long_p999":   {"long_n", 1000},
-}
-
-// sampleNote says, for a claim on a tail percentile, over how few flows
-// its runs took it when that is fewer than the percentile needs; "" when
-// enough, or when the claim reads no such metric.
-func sampleNote(c ClaimSpec, o *Outcome) string {
-	tc, ok := tailCounts[c.metric()]
-	if !ok {
-		return ""
-	}
-	lo, hi := math.MaxInt, 0
+func judgeClaim(e *Experiment, c ClaimSpec, o *Outcome) ClaimOutcome {
+	st, _ := parseStatistic(c.Statistic)
+	b, _ := c.band()
+	unit := c.unit(e)
+	co := ClaimOutcome{ID: c.ID, Claim: c.Claim, Paper: c.Paper, Source: c.source(), Check: c.rule(),
+		Statistic: st.String(), Need: c.N, Band: b.describe(unit), Note: c.Note, Unit: unit, Line: c.line,
+		Value: Value(math.NaN()), CI: [2]Value{Value(math.NaN()), Value(math.NaN())}}
+	var data []seedData
+	var why []string
+	perFlow := e.measure.perFlow(c.metric())
 	for _, r := range o.Runs {
+		d := seedData{seed: r.Seed, faithful: true, samples: map[string][]Sample{}, values: map[string]float64{}}
+		ok := true
 		for _, cc := range c.ccs() {
 			v := r.variant(cc)
-			if v == nil || v.Status != "ran" {
+			switch {
+			case v == nil && r.Error != "":
+				why, ok = append(why, fmt.Sprintf("seed %d did not run: %s", r.Seed, r.Error)), false
+			case v == nil:
+				why, ok = append(why, fmt.Sprintf("seed %d: %s did not run", r.Seed, cc)), false
+			case v.Status != "ran":
+				why, ok = append(why, fmt.Sprintf("seed %d: %s: %s %s", r.Seed, cc, v.Status, v.Reason)), false
+			case v.Reason != "":
+				why, ok = append(why, fmt.Sprintf("seed %d: %s: %s", r.Seed, cc, v.Reason)), false
+			default:
+				d.samples[cc] = v.Samples[c.metric()]
+				d.values[cc] = v.Metrics.Get(c.metric())
+				if v.Fidelity != "faithful" {
+					d.faithful = false
+					d.note = strings.TrimSpace(d.note + " " + cc + " " + v.Fidelity)
+				}
+			}
+		}
+		if ok {
+			data = append(data, d)
+		}
+	}
+	var faithful []seedData
+	for _, d := range data {
+		x, n := seedNumber(c, st, d, perFlow)
+		co.Seeds = append(co.Seeds, SeedValue{Seed: d.seed, Value: Value(x), N: n, Faithful: d.faithful, Note: d.note})
+		if d.faithful {
+			faithful = append(faithful, d)
+		}
+	}
+	switch {
+	case len(data) == 0:
+		co.Verdict, co.Reason = CouldNotRun, strings.Join(why, "; ")
+		return co
+	case len(faithful) == 0:
+		co.Verdict, co.Reason = DegradedRuns, "no run of the variants it reads was judged faithful"
+		return co
+	}
+	est, ci, n, err := pooled(c, st, faithful, perFlow)
+	co.Value, co.CI, co.N = Value(est), [2]Value{Value(ci.Lo), Value(ci.Hi)}, n
+	if len(why) > 0 {
+		co.Reason = "not counted: " + strings.Join(why, "; ")
+	}
+	switch {
+	case c.NotMeasurable != "":
+		co.Verdict, co.Reason = NotMeasurableHere, c.NotMeasurable
+	case err != nil:
+		co.Verdict, co.Reason = NotMeasurable, err.Error()
+	case n < c.N:
+		co.Verdict = TooFew
+	default:
+		co.Verdict = b.judge(ci)
+		if co.Verdict == Disagrees && c.Ratio != nil {
+			side := band{lo: math.Inf(-1), hi: 1, hiOpen: true}
+			if c.Ratio.Direction == "above" {
+				side = band{lo: 1, loOpen: true, hi: math.Inf(1)}
+			}
+			co.DirectionHolds = side.judge(ci) == Agrees
+		}
+	}
+	return co
+}
+
+// seedNumber is the claim's statistic on one run alone (the page's
+// per-seed detail), with the flows it was taken over.
+func seedNumber(c ClaimSpec, st statistic, d seedData, perFlow bool) (float64, int) {
+	one := func(cc string) (float64, int) {
+		if !perFlow {
+			return d.values[cc], 1
+		}
+		x, _, n := stats.Percentile(values(d.samples[cc]), st.p, stats.Conf)
+		return x, n
+	}
+	if c.Value != nil {
+		return one(c.Value.CC)
+	}
+	a, na := one(c.Ratio.A)
+	b, nb := one(c.Ratio.B)
+	return ratio(a, b), min(na, nb)
+}
+
+// ratio is a/b with the rules for a never (+Inf): a finite against a
+// never is 0 or +Inf, never against never or 0/0 is NaN.
+func ratio(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b):
+		return math.NaN()
+	case math.IsInf(a, 1) && math.IsInf(b, 1):
+		return math.NaN()
+	case math.IsInf(b, 1):
+		return 0
+	case math.IsInf(a, 1):
+		return math.Inf(1)
+	case b == 0 && a == 0:
+		return math.NaN()
+	case b == 0:
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+// pooled is the claim's statistic over the faithful runs, its interval
+// and the samples it was taken over.
+func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, stats.Interval, int, error) {
+	none := stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+	if c.Value != nil {
+		cc := c.Value.CC
+		if perFlow {
+			var groups [][]float64
+			for _, d := range runs {
+				groups = append(groups, values(d.samples[cc]))
+			}
+			x, ci, n := stats.Percentile(stats.Pool(groups...), st.p, stats.Conf)
+			if n == 0 {
+				return x, none, 0, fmt.Errorf("the runs have no %s samples of %s", c.metric(), cc)
+			}
+			return x, ci, n, nil
+		}
+		var xs []float64
+		var obs []stats.Obs
+		for _, d := range runs {
+			x := d.values[cc]
+			if math.IsNaN(x) {
 				continue
 			}
-			if n := v.Metrics.Get(tc.count); !math.IsNaN(n) {
-				lo, hi = min(lo, int(n)), max(hi, int(n))
+			xs = append(xs, x)
+			obs = append(obs, stats.Obs{T: x, Event: !math.IsInf(x, 1)})
+		}
+		if len(xs) == 0 {
+			return math.NaN(), none, 0, fmt.Errorf("the runs lack %s of %s", c.metric(), cc)
+		}
+		if st.kind == "median" {
+			x, ci, n := stats.MedianCensoredCI(obs, stats.Conf)
+			return x, ci, n, nil
+		}
+		if slices.ContainsFunc(xs, func(x float64) bool { return math.IsInf(x, 0) }) {
+			return math.NaN(), none, len(xs), fmt.Errorf("a run never reached it: a mean needs every run's number")
+		}
+		x, ci, n := stats.MeanCI(xs, stats.Conf)
+		return x, ci, n, nil
+	}
+	a, b := c.Ratio.A, c.Ratio.B
+	if perFlow {
+		var seeds []stats.Paired
+		n := 0
+		for _, d := range runs {
+			p := pairFlows(d.samples[a], d.samples[b])
+			n += len(p.A)
+			if len(p.A) > 0 {
+				seeds = append(seeds, p)
 			}
 		}
-	}
-	if hi == 0 || hi >= tc.need {
-		return ""
-	}
-	span := strconv.Itoa(lo)
-	if hi > lo {
-		span += "-" + strconv.Itoa(hi)
-	}
-	return fmt.Sprintf("Sample size: %s is taken over %s flows per variant and seed; below %d flows it is the slowest flow's slowdown, so one flow decides each number.",
-		c.metric(), span, tc.need)
-}
-
-func anyMeasured(ss []SeedValue) bool {
-	return slices.ContainsFunc(ss, func(s SeedValue) bool { return !math.IsNaN(float64(s.Value)) })
-}
-
-// measured says what the runs gave: the median, the seeds' spread and
-// which seeds counted.
-func measured(c ClaimSpec, co ClaimOutcome, unit string) string {
-	what := c.ccs()[0] + " " + c.metric()
-	if c.Ratio != nil {
-		what = c.Ratio.A + " / " + c.Ratio.B + " " + c.metric()
-		unit = ""
-	}
-	var each []string
-	for _, s := range co.Seeds {
-		mark := ""
-		if !s.Faithful {
-			mark = " (degraded, not counted)"
+		if n == 0 {
+			return math.NaN(), none, 0, fmt.Errorf("no flow of %s and %s was measured in both", a, b)
 		}
-		each = append(each, fmt.Sprintf("seed %d: %s%s", s.Seed, num(float64(s.Value), unit), mark))
+		pct := func(s []float64) float64 { return percentileSorted(s, st.p) }
+		x, ci := stats.RatioCI(seeds, pct, bootstrapResamples, 1, stats.Conf)
+		return x, ci, n, nil
 	}
-	if math.IsNaN(float64(co.Value)) {
-		return what + ": " + strings.Join(each, ", ")
+	if st.kind == "median" {
+		var seeds []stats.Paired
+		for _, d := range runs {
+			x, y := d.values[a], d.values[b]
+			if !math.IsNaN(x) && !math.IsNaN(y) {
+				seeds = append(seeds, stats.Paired{A: []float64{x}, B: []float64{y}})
+			}
+		}
+		if len(seeds) == 0 {
+			return math.NaN(), none, 0, fmt.Errorf("the runs lack %s of %s or %s", c.metric(), a, b)
+		}
+		med := func(s []float64) float64 { return percentileSorted(s, 50) }
+		x, ci := stats.RatioCI(seeds, med, bootstrapResamples, 1, stats.Conf)
+		return x, ci, len(seeds), nil
 	}
-	return fmt.Sprintf("%s: %s (%s)", what, num(float64(co.Value), unit), strings.Join(each, ", "))
+	// mean: the geometric mean of the runs' paired ratios, its interval
+	// from Student's t on their logarithms.
+	var logs []float64
+	for _, d := range runs {
+		r := ratio(d.values[a], d.values[b])
+		if math.IsNaN(r) {
+			continue
+		}
+		if r <= 0 || math.IsInf(r, 0) {
+			return math.NaN(), none, len(runs), fmt.Errorf("a run's ratio is %s: a geometric mean needs finite, positive ratios", num(r, ""))
+		}
+		logs = append(logs, math.Log(r))
+	}
+	if len(logs) == 0 {
+		return math.NaN(), none, 0, fmt.Errorf("the runs lack %s of %s or %s", c.metric(), a, b)
+	}
+	m, ci, n := stats.MeanCI(logs, stats.Conf)
+	return math.Exp(m), stats.Interval{Lo: math.Exp(ci.Lo), Hi: math.Exp(ci.Hi)}, n, nil
 }
 
-func (c ClaimSpec) metric() string {
-	if c.Value != nil {
-		return c.Value.Metric
+// percentileSorted is the nearest-rank percentile of a sorted pool.
+func percentileSorted(s []float64, p float64) float64 {
+	return metrics.Percentile(s, p)
+}
+
+// pairFlows lines up two variants' samples of one run by flow id: the
+// same arrival and size in both. A flow either lacks is left out of both.
+func pairFlows(a, b []Sample) stats.Paired {
+	byID := make(map[string]float64, len(b))
+	for _, s := range b {
+		byID[s.Flow] = s.V
 	}
-	return c.Ratio.Metric
+	var p stats.Paired
+	for _, s := range a {
+		if y, ok := byID[s.Flow]; ok && !math.IsNaN(s.V) && !math.IsNaN(y) {
+			p.A, p.B = append(p.A, s.V), append(p.B, y)
+		}
+	}
+	return p
 }
 
 // num prints a claim's number in its unit.
@@ -301,6 +378,8 @@ func num(x float64, unit string) string {
 	switch {
 	case math.IsInf(x, 1):
 		return "never"
+	case math.IsInf(x, -1):
+		return "-inf"
 	case math.IsNaN(x):
 		return "n/a"
 	}
@@ -308,13 +387,24 @@ func num(x float64, unit string) string {
 	case "KB":
 		return strconv.FormatFloat(x/1e3, 'f', 1, 64) + " KB"
 	case "ms":
-		return strconv.FormatFloat(x/1e6, 'f', 2, 64) + " ms"
+		return duration(x)
 	case "%":
 		return fmt.Sprintf("%.0f %%", 100*x)
 	case "", "x":
 		return f2(x)
 	}
 	return f2(x) + " " + unit
+}
+
+// duration prints nanoseconds in the unit that reads best.
+func duration(ns float64) string {
+	switch a := math.Abs(ns); {
+	case a >= 1e9:
+		return strconv.FormatFloat(ns/1e9, 'g', 3, 64) + " s"
+	case a >= 1e6:
+		return strconv.FormatFloat(ns/1e6, 'g', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(ns/1e3, 'g', 3, 64) + " us"
 }
 
 func f2(x float64) string {
@@ -324,27 +414,20 @@ func f2(x float64) string {
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // Value is a claim's number: NaN (not measured) is null in JSON and +Inf
 // (never, e.g. a queue that never drained) is "never", as in Metrics.
 type Value float64
 
-// MarshalJSON writes NaN as null and +Inf as "never".
+// MarshalJSON writes NaN as null, +Inf as "never" and -Inf as "-inf".
 func (v Value) MarshalJSON() ([]byte, error) {
 	x := float64(v)
 	switch {
-	case math.IsNaN(x) || math.IsInf(x, -1):
+	case math.IsNaN(x):
 		return []byte("null"), nil
 	case math.IsInf(x, 1):
 		return []byte(`"never"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-inf"`), nil
 	}
 	return json.Marshal(x)
 }
@@ -357,6 +440,9 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 		return nil
 	case `"never"`:
 		*v = Value(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*v = Value(math.Inf(-1))
 		return nil
 	}
 	var x float64

@@ -20,6 +20,10 @@ type Metric struct {
 type measure struct {
 	metrics []Metric
 	fn      func(v view, group string) Metrics
+	// flowMetrics are numbers per flow (a percentile over the pooled
+	// flows of the runs is taken of them), flows measures them.
+	flowMetrics []Metric
+	flows       func(v view, group string) Samples
 }
 
 // measures are the suite's measures by name.
@@ -39,7 +43,9 @@ var measures = map[string]measure{
 			{"mice_data_rtts", "mice latency p50 (half a TCP mouse's FCT: one RTT, one wait)", "base RTTs"},
 			{"mice_queue", "queue a median mouse waited behind, per crossing", "KB"}, {"queue_p50", "queue p50", "KB"},
 			{"queue_p99", "queue p99", "KB"}, {"base_rtt", "base RTT", "ms"}},
-		fn: measureMice,
+		fn:          measureMice,
+		flowMetrics: miceFlowMetrics,
+		flows:       miceFlows,
 	},
 	"fairness": {
 		metrics: []Metric{{"jain_mean", "mean Jain index (>= 2 flows)", ""}, {"converged", "changes followed by fairness", "%"},
@@ -50,7 +56,8 @@ var measures = map[string]measure{
 		metrics: []Metric{{"time_to_fair", "time to fairness from the start", "ms"}, {"jain_mean", "mean Jain index (>= 2 flows)", ""}},
 		fn:      measureConvergence,
 	},
-	"fct":        {metrics: fctMetrics, fn: func(v view, _ string) Metrics { return measureFCT(v) }},
+	"fct": {metrics: fctMetrics, fn: func(v view, _ string) Metrics { return measureFCT(v) },
+		flowMetrics: fctFlowMetrics, flows: func(v view, _ string) Samples { return fctFlows(v) }},
 	"vai_incast": {metrics: vaiIncastMetrics, fn: measureVAIIncast},
 }
 
@@ -186,7 +193,7 @@ func measureFCT(v view) Metrics {
 }
 
 var vaiIncastMetrics = []Metric{{"jain_mean", "mean Jain index (>= 2 flows)", ""}, {"finish_spread", "finish-time spread", "ms"},
-	{"inverted", "later-started flows finishing earlier", "%"}, {"queue_p99", "queue p99", "KB"}}
+	{"inverted", "later-started flows finishing earlier", "%"}, {"queue_p50", "queue p50", "KB"}, {"queue_p99", "queue p99", "KB"}}
 
 func measureVAIIncast(v view, group string) Metrics {
 	if group == "" {
@@ -198,23 +205,29 @@ func measureVAIIncast(v view, group string) Metrics {
 	}
 	m["finish_spread"], m["inverted"] = v.finishSpread(group)
 	if q := v.bottleneckQueue(); q != nil {
-		m["queue_p99"] = q.Summary.P99.F()
+		m["queue_p50"], m["queue_p99"] = q.Summary.P50.F(), q.Summary.P99.F()
 	}
 	return m
 }
 
 // unit is the unit of a measure's metric, for the claims' checks.
 func (ms measure) unit(key string) (string, error) {
-	for _, m := range ms.metrics {
+	all := append(slices.Clone(ms.metrics), ms.flowMetrics...)
+	for _, m := range all {
 		if m.Key == key {
 			return m.Unit, nil
 		}
 	}
 	var have []string
-	for _, m := range ms.metrics {
+	for _, m := range all {
 		have = append(have, m.Key)
 	}
 	return "", fmt.Errorf("no metric %q (the measure has %v)", key, have)
+}
+
+// perFlow reports whether the metric is one number per flow.
+func (ms measure) perFlow(key string) bool {
+	return slices.ContainsFunc(ms.flowMetrics, func(m Metric) bool { return m.Key == key })
 }
 
 // measureConvergence is the time from the first flow's start until the

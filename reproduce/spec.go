@@ -40,6 +40,8 @@ type Spec struct {
 	// metric in milliseconds.
 	Unscaled bool        `yaml:"unscaled"`
 	Claims   []ClaimSpec `yaml:"claims"`
+	// PostHoc lists the setup choices made after a result was seen.
+	PostHoc []PostHoc `yaml:"posthoc"`
 }
 
 // Analysis is how the runs are analysed.
@@ -50,16 +52,34 @@ type Analysis struct {
 }
 
 // ClaimSpec is one claim of a paper and how it is checked: either a value
-// of one variant (Value) or the ratio of two variants' values (Ratio).
+// of one variant (Value) or the ratio of two variants' values (Ratio),
+// through a statistic over the runs judged faithful, with a confidence
+// interval, against a band (docs/reproduction.md, "How a claim is
+// judged"). Statistic, N and Band are fixed in the file before the runs.
 type ClaimSpec struct {
 	ID    string      `yaml:"id"`
 	Claim string      `yaml:"claim"` // the paper's claim in prose
 	Paper PaperNumber `yaml:"paper"`
+	// Statistic: a percentile over the pooled flows of every faithful run
+	// (p50, p90, p95, p99, p99.9; the metric is a per-flow one), or the
+	// mean or the median over the faithful runs (a per-run metric).
+	Statistic string `yaml:"statistic"`
+	// N is the fewest samples (flows for a percentile, runs otherwise)
+	// the statistic needs; below it the claim is "too few".
+	N int `yaml:"n"`
+	// Band is how the interval is held against the paper: improvement,
+	// factor2, limit or direction (bands.go).
+	Band  string      `yaml:"band"`
 	Value *ValueCheck `yaml:"value"`
 	Ratio *RatioCheck `yaml:"ratio"`
+	// NotMeasurable says why this machine's setup cannot measure the
+	// claim (the check would pass or fail for every law); the claim is
+	// listed, not judged.
+	NotMeasurable string `yaml:"not_measurable"`
 	// Note is what to bear in mind when reading the verdict (a difference
 	// of setup, a scaling effect); printed with it.
 	Note string `yaml:"note"`
+	line int    // in the file, for errors
 }
 
 // PaperNumber is the number a claim rests on, as the paper gives it.
@@ -68,11 +88,26 @@ type PaperNumber struct {
 	// unit for a value, a/b for a ratio. Absent when the paper states no
 	// number for the claim (Reading then says what it states).
 	Value *float64 `yaml:"value"`
-	Where string   `yaml:"where"` // section and figure
-	Quote string   `yaml:"quote"` // the paper's words
+	// Derived: Value is the lab's derivation from the paper's words, not
+	// a figure the paper states (Reading says how); counted apart.
+	Derived bool `yaml:"derived"`
+	// Statistic is the paper's own statistic where the claim's differs
+	// (p99.9 read here as p95 for want of flows).
+	Statistic string `yaml:"statistic"`
+	Where     string `yaml:"where"` // section and figure
+	Quote     string `yaml:"quote"` // the paper's words
 	// Reading is how Value follows from the quote (e.g. "9 % better:
 	// 0.91"), or, without a Value, how the lab reads the claim.
 	Reading string `yaml:"reading"`
+}
+
+// PostHoc is a setup choice made after a result of the experiment had
+// been seen: listed on the page beside the claims, with its commit and
+// reason.
+type PostHoc struct {
+	Setting string `yaml:"setting" json:"setting"`
+	Commit  string `yaml:"commit" json:"commit"`
+	Reason  string `yaml:"reason" json:"reason"`
 }
 
 // ValueCheck compares one variant's metric with the paper's figure.
@@ -136,7 +171,7 @@ func Load(root string) ([]*Experiment, error) {
 		}
 		e, err := fromExperiment(x, filepath.Base(p))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			errs = append(errs, prefixLines(p, err))
 			continue
 		}
 		out = append(out, e)
@@ -172,17 +207,45 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 	if e.Title == "" || e.Paper == "" || len(e.Claims) == 0 {
 		return nil, fmt.Errorf("reproduce: title, paper and claims are required")
 	}
+	lines := claimLines(&x.Reproduce)
 	ids := map[string]bool{}
-	for _, c := range e.Claims {
+	var errs []error
+	for i := range e.Claims {
+		c := &e.Claims[i]
+		if i < len(lines) {
+			c.line = lines[i]
+		}
 		if ids[c.ID] {
-			return nil, fmt.Errorf("claim %q: id used twice", c.ID)
+			errs = append(errs, fmt.Errorf("line %d: claim %q: id used twice", c.line, c.ID))
 		}
 		ids[c.ID] = true
 		if err := c.check(e); err != nil {
-			return nil, fmt.Errorf("claim %q: %w", c.ID, err)
+			errs = append(errs, fmt.Errorf("line %d: claim %q: %w", c.line, c.ID, err))
 		}
 	}
+	for _, ph := range e.PostHoc {
+		if ph.Setting == "" || ph.Commit == "" || ph.Reason == "" {
+			errs = append(errs, fmt.Errorf("line %d: reproduce: posthoc: setting, commit and reason are required", x.Reproduce.Line))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// claimLines are the lines of the claims' entries in the reproduce block.
+func claimLines(n *yaml.Node) []int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "claims" {
+			var out []int
+			for _, c := range n.Content[i+1].Content {
+				out = append(out, c.Line)
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes the block refusing unknown keys (a misspelt key
@@ -213,11 +276,18 @@ func (c ClaimSpec) check(e *Experiment) error {
 		}
 		return nil
 	}
+	if c.Paper.Statistic != "" {
+		if _, err := parseStatistic(c.Paper.Statistic); err != nil {
+			return fmt.Errorf("paper.statistic: %w", err)
+		}
+	}
+	var metric string
 	switch {
 	case (c.Value == nil) == (c.Ratio == nil):
 		return fmt.Errorf("give exactly one of value and ratio")
 	case c.Value != nil:
 		v := c.Value
+		metric = v.Metric
 		if err := ccOK(v.CC); err != nil {
 			return err
 		}
@@ -242,6 +312,7 @@ func (c ClaimSpec) check(e *Experiment) error {
 		}
 	default:
 		r := c.Ratio
+		metric = r.Metric
 		for _, cc := range []string{r.A, r.B} {
 			if err := ccOK(cc); err != nil {
 				return err
@@ -256,6 +327,34 @@ func (c ClaimSpec) check(e *Experiment) error {
 		if p := c.Paper.Value; p != nil && (*p <= 0 || (*p < 1) != (r.Direction == "below") || *p == 1) {
 			return fmt.Errorf("paper.value %v (a/b) does not point %s", *p, r.Direction)
 		}
+	}
+	if err := c.checkStatistic(e, metric); err != nil {
+		return err
+	}
+	_, err := c.band()
+	return err
+}
+
+// checkStatistic refuses a claim without its statistic and n, a
+// statistic that does not fit the metric (a percentile of a per-run
+// number), and an n below what the statistic needs.
+func (c ClaimSpec) checkStatistic(e *Experiment, metric string) error {
+	if c.Statistic == "" || c.N == 0 {
+		return fmt.Errorf("statistic and n are required (a percentile over the pooled flows, p50-p99.9, or mean or median over the runs; n: the samples it needs)")
+	}
+	st, err := parseStatistic(c.Statistic)
+	if err != nil {
+		return fmt.Errorf("statistic: %w", err)
+	}
+	perFlow := e.measure.perFlow(metric)
+	switch {
+	case st.percentile() && !perFlow:
+		return fmt.Errorf("statistic %s is a percentile over flows, but %s is one number per run: use mean or median", c.Statistic, metric)
+	case !st.percentile() && perFlow:
+		return fmt.Errorf("statistic %s is over runs, but %s is one number per flow: use a percentile (p50 ... p99.9)", c.Statistic, metric)
+	}
+	if need := st.minN(); c.N < need {
+		return fmt.Errorf("n %d: %s needs at least %d %s", c.N, c.Statistic, need, st.unitOfN())
 	}
 	return nil
 }
@@ -288,4 +387,19 @@ func Find(root string, names []string) ([]*Experiment, error) {
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// prefixLines names the file before each of err's "line N: ..." parts, so
+// every error reads file:line.
+func prefixLines(path string, err error) error {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if strings.HasPrefix(l, "line ") {
+			l = path + ":" + strings.TrimPrefix(l, "line ")
+		} else {
+			l = path + ": " + l
+		}
+		parts = append(parts, l)
+	}
+	return errors.New(strings.Join(parts, "\n"))
 }

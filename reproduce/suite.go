@@ -64,6 +64,8 @@ type VariantOutcome struct {
 	// that were judged degraded and run again ("<run id>: degraded: ...").
 	Earlier []string `json:"earlier,omitempty"`
 	Metrics Metrics  `json:"metrics,omitempty"`
+	// Samples are the per-flow numbers pooled percentiles are taken over.
+	Samples Samples  `json:"samples,omitempty"`
 	Health  *Health  `json:"health,omitempty"`
 	Figures []string `json:"figures,omitempty"` // under docs/, set by Publish
 }
@@ -104,7 +106,9 @@ type Outcome struct {
 	PaperFigure string         `json:"paper_figure,omitempty"`
 	Runs        []RunOutcome   `json:"runs"`
 	Claims      []ClaimOutcome `json:"claims"`
-	Error       string         `json:"error,omitempty"`
+	// PostHoc are the setup choices made after a result was seen.
+	PostHoc []PostHoc `json:"posthoc,omitempty"`
+	Error   string    `json:"error,omitempty"`
 	// Versions is the build that ran it (revision, modified) and the
 	// kernel's release.
 	Versions map[string]string `json:"versions,omitempty"`
@@ -312,6 +316,9 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 	}
 	v := view{a: a, rateBps: rate}
 	vo.Metrics = e.measure.fn(v, e.Group)
+	if e.measure.flows != nil {
+		vo.Samples = e.measure.flows(v, e.Group)
+	}
 	// A figure that cannot be drawn costs the page a picture, not the
 	// variant its numbers.
 	if err := writeSideBySide(e, v, cc, dir); err != nil {

@@ -156,7 +156,7 @@ func printVerdicts(w io.Writer, outs []*reproduce.Outcome) {
 	fmt.Fprintln(tw, "EXPERIMENT\tCLAIM\tVERDICT\tMEASURED / WHY")
 	for _, o := range outs {
 		for _, c := range o.Claims {
-			m := c.Measured
+			m := c.Measured()
 			if c.Reason != "" {
 				m = strings.TrimSpace(m + " " + c.Reason)
 			}

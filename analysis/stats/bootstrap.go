@@ -1,0 +1,41 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"cclab/analysis/metrics"
+)
+
+// DefaultB is the default number of bootstrap resamples.
+const DefaultB = 2000
+
+// bootStream is the PCG stream of every bootstrap: fixed, so that the seed
+// alone decides the resamples.
+const bootStream = 0x9e3779b97f4a7c15
+
+// Bootstrap is a reproducible percentile bootstrap. stat draws one
+// resample with r (math/rand/v2 over PCG(seed, a fixed stream)) and returns
+// its statistic; it is called b times in turn (DefaultB if b <= 0), NaN
+// results are dropped and +Inf kept (it sorts last). The interval is the
+// nearest-rank (1-conf)/2 and 1-(1-conf)/2 quantiles of the results;
+// unbounded if every result was NaN.
+func Bootstrap(seed uint64, b int, conf float64, stat func(r *rand.Rand) float64) Interval {
+	if b <= 0 {
+		b = DefaultB
+	}
+	r := rand.New(rand.NewPCG(seed, bootStream))
+	vals := make([]float64, 0, b)
+	for range b {
+		if v := stat(r); !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return unbounded()
+	}
+	slices.Sort(vals)
+	a := 100 * tail(conf)
+	return Interval{Lo: metrics.Percentile(vals, a), Hi: metrics.Percentile(vals, 100-a)}
+}

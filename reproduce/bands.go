@@ -1,0 +1,130 @@
+package reproduce
+
+import (
+	"fmt"
+	"math"
+
+	"cclab/analysis/stats"
+)
+
+// A band is the range of the claim's number that agrees with the paper.
+// The claim's confidence interval inside it agrees, outside it
+// disagrees, across its edge is inconclusive. The bands:
+//   - improvement: "X % better" (ratio a/b = 1 - X/100) agrees when the
+//     improvement is within [X/2, min(2X, 100)] %; "X % worse" (a/b =
+//     1 + X/100) within [X/2, 2X] %.
+//   - factor2: a ratio or an absolute figure within a factor of 2 of the
+//     paper's (one-sided for at_most and at_least), a ratio also on the
+//     paper's side of 1.
+//   - limit: the lab's reading of a claim with no number: at most or at
+//     least value.limit.
+//   - direction: a ratio with no number: below or above 1.
+type band struct {
+	kind           string
+	lo, hi         float64
+	loOpen, hiOpen bool // the edge itself is outside
+}
+
+var bandKinds = []string{"improvement", "factor2", "limit", "direction"}
+
+// band is the claim's band, or why the file's band does not fit the claim.
+func (c ClaimSpec) band() (band, error) {
+	inf := math.Inf(1)
+	p := c.Paper.Value
+	b := band{kind: c.Band, lo: -inf, hi: inf}
+	switch c.Band {
+	case "improvement":
+		if c.Ratio == nil || p == nil {
+			return b, fmt.Errorf("band improvement is for a ratio claim with the paper's number (\"X %% better\")")
+		}
+		if c.Ratio.Direction == "below" {
+			x := 1 - *p
+			b.lo, b.hi = 1-math.Min(2*x, 1), 1-x/2
+		} else {
+			x := *p - 1
+			b.lo, b.hi = 1+x/2, 1+2*x
+		}
+	case "factor2":
+		if p == nil {
+			return b, fmt.Errorf("band factor2 needs the paper's number (paper.value)")
+		}
+		b.lo, b.hi = *p/2, *p*2
+		if v := c.Value; v != nil {
+			switch v.Bound {
+			case "at_most":
+				b.lo = -inf
+			case "at_least":
+				b.hi = inf
+			}
+		} else if c.Ratio.Direction == "below" && b.hi >= 1 {
+			b.hi, b.hiOpen = 1, true
+		} else if c.Ratio.Direction == "above" && b.lo <= 1 {
+			b.lo, b.loOpen = 1, true
+		}
+	case "limit":
+		if c.Value == nil || p != nil || c.Value.Limit == nil {
+			return b, fmt.Errorf("band limit is for a value claim whose paper states no number (value.limit: the lab's reading)")
+		}
+		if c.Value.Bound == "at_most" {
+			b.hi = *c.Value.Limit
+		} else {
+			b.lo = *c.Value.Limit
+		}
+	case "direction":
+		if c.Ratio == nil || p != nil {
+			return b, fmt.Errorf("band direction is for a ratio claim whose paper states no number")
+		}
+		if c.Ratio.Direction == "below" {
+			b.hi, b.hiOpen = 1, true
+		} else {
+			b.lo, b.loOpen = 1, true
+		}
+	default:
+		return b, fmt.Errorf("band %q: one of %v", c.Band, bandKinds)
+	}
+	return b, nil
+}
+
+// inside reports whether x is in the band.
+func (b band) inside(x float64) bool {
+	above := x > b.lo || (!b.loOpen && x == b.lo)
+	below := x < b.hi || (!b.hiOpen && x == b.hi)
+	return above && below
+}
+
+// judge holds an interval against the band.
+func (b band) judge(ci stats.Interval) string {
+	switch {
+	case b.inside(ci.Lo) && b.inside(ci.Hi):
+		return Agrees
+	case ci.Hi < b.lo || (b.loOpen && ci.Hi == b.lo) || ci.Lo > b.hi || (b.hiOpen && ci.Lo == b.hi):
+		return Disagrees
+	}
+	return Inconclusive
+}
+
+// describe prints the band in the claim's unit.
+func (b band) describe(unit string) string {
+	l, h := "[", "]"
+	if b.loOpen {
+		l = "("
+	}
+	if b.hiOpen {
+		h = ")"
+	}
+	switch {
+	case math.IsInf(b.lo, -1) && math.IsInf(b.hi, 1):
+		return "any"
+	case math.IsInf(b.lo, -1):
+		if b.hiOpen {
+			return "< " + num(b.hi, unit)
+		}
+		return "<= " + num(b.hi, unit)
+	case math.IsInf(b.hi, 1):
+		if b.loOpen {
+			return "> " + num(b.lo, unit)
+		}
+		return ">= " + num(b.lo, unit)
+	}
+	return l + num(b.lo, unit) + ", " + num(b.hi, unit) + h
+}
