@@ -1,8 +1,10 @@
 package reproduce
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"cclab/analysis/stats"
 )
@@ -35,7 +37,7 @@ func (c ClaimSpec) band() (band, error) {
 	switch c.Band {
 	case "improvement":
 		if c.Ratio == nil || p == nil {
-			return b, fmt.Errorf("band improvement is for a ratio claim with the paper's number (\"X %% better\")")
+			return b, errors.New("band improvement is for a ratio claim with the paper's number (\"X % better\")")
 		}
 		if c.Ratio.Direction == "below" {
 			x := 1 - *p
@@ -46,7 +48,12 @@ func (c ClaimSpec) band() (band, error) {
 		}
 	case "factor2":
 		if p == nil {
-			return b, fmt.Errorf("band factor2 needs the paper's number (paper.value)")
+			return b, errors.New("band factor2 needs the paper's number (paper.value)")
+		}
+		if c.Ratio != nil && *p >= 0.5 && *p <= 2 {
+			// Within 2x of a ratio in [0.5, 2] is any improvement (or any
+			// worsening): the size of a "X % better" is the improvement's.
+			return b, fmt.Errorf("band factor2 on a ratio of %v accepts any ratio on its side of 1: use band improvement", *p)
 		}
 		b.lo, b.hi = *p/2, *p*2
 		if v := c.Value; v != nil {
@@ -63,7 +70,7 @@ func (c ClaimSpec) band() (band, error) {
 		}
 	case "limit":
 		if c.Value == nil || p != nil || c.Value.Limit == nil {
-			return b, fmt.Errorf("band limit is for a value claim whose paper states no number (value.limit: the lab's reading)")
+			return b, errors.New("band limit is for a value claim whose paper states no number (value.limit: the lab's reading)")
 		}
 		if c.Value.Bound == "at_most" {
 			b.hi = *c.Value.Limit
@@ -72,7 +79,7 @@ func (c ClaimSpec) band() (band, error) {
 		}
 	case "direction":
 		if c.Ratio == nil || p != nil {
-			return b, fmt.Errorf("band direction is for a ratio claim whose paper states no number")
+			return b, errors.New("band direction is for a ratio claim whose paper states no number")
 		}
 		if c.Ratio.Direction == "below" {
 			b.hi, b.hiOpen = 1, true
@@ -103,8 +110,28 @@ func (b band) judge(ci stats.Interval) string {
 	return Inconclusive
 }
 
-// describe prints the band in the claim's unit.
+// describe prints the band in the claim's unit (a ratio's edges to three
+// digits; an improvement's also as the improvement).
 func (b band) describe(unit string) string {
+	edge := func(x float64) string {
+		if unit == "" {
+			return strconv.FormatFloat(x, 'g', 3, 64)
+		}
+		return num(x, unit)
+	}
+	s := b.edges(edge)
+	if b.kind == "improvement" {
+		if b.hi <= 1 {
+			s = fmt.Sprintf("an improvement of %s-%s %% (a/b in %s)", edge(100*(1-b.hi)), edge(100*(1-b.lo)), s)
+		} else {
+			s = fmt.Sprintf("a worsening of %s-%s %% (a/b in %s)", edge(100*(b.lo-1)), edge(100*(b.hi-1)), s)
+		}
+	}
+	return s
+}
+
+// edges prints the band's range.
+func (b band) edges(num func(float64) string) string {
 	l, h := "[", "]"
 	if b.loOpen {
 		l = "("
@@ -117,14 +144,14 @@ func (b band) describe(unit string) string {
 		return "any"
 	case math.IsInf(b.lo, -1):
 		if b.hiOpen {
-			return "< " + num(b.hi, unit)
+			return "< " + num(b.hi)
 		}
-		return "<= " + num(b.hi, unit)
+		return "<= " + num(b.hi)
 	case math.IsInf(b.hi, 1):
 		if b.loOpen {
-			return "> " + num(b.lo, unit)
+			return "> " + num(b.lo)
 		}
-		return ">= " + num(b.lo, unit)
+		return ">= " + num(b.lo)
 	}
-	return l + num(b.lo, unit) + ", " + num(b.hi, unit) + h
+	return l + num(b.lo) + ", " + num(b.hi) + h
 }

@@ -1,11 +1,10 @@
 package reproduce
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"cclab/analysis/metrics"
@@ -60,16 +59,22 @@ type ClaimOutcome struct {
 	Check     string `json:"check"`
 	Statistic string `json:"statistic"`
 	Need      int    `json:"n_needed"`
-	// Band is the range that agrees, in the claim's unit.
-	Band string `json:"band"`
+	// Band is the range that agrees, in the claim's unit, BandEdges its
+	// ends (infinite on an open side).
+	Band      string   `json:"band"`
+	BandEdges [2]Value `json:"band_edges"`
 	// Value is the statistic over the faithful runs, CI its interval
 	// (Stats.Conf), N the samples it was taken over.
-	Value   Value       `json:"value"`
-	CI      [2]Value    `json:"ci"`
-	N       int         `json:"n"`
-	Unit    string      `json:"unit,omitempty"`
-	Seeds   []SeedValue `json:"seeds,omitempty"`
-	Verdict string      `json:"verdict"`
+	Value Value    `json:"value"`
+	CI    [2]Value `json:"ci"`
+	// Unbounded marks a side of CI the samples cannot bound (too few
+	// flows for the order statistic, too few runs for a spread), as
+	// opposed to a bound that is a censored time (never).
+	Unbounded [2]bool     `json:"ci_unbounded,omitempty"`
+	N         int         `json:"n"`
+	Unit      string      `json:"unit,omitempty"`
+	Seeds     []SeedValue `json:"seeds,omitempty"`
+	Verdict   string      `json:"verdict"`
 	// DirectionHolds is set on a disagreeing ratio whose interval is on
 	// the paper's side of 1: the size is off, not the direction.
 	DirectionHolds bool   `json:"direction_holds,omitempty"`
@@ -148,7 +153,7 @@ func judgeClaim(e *Experiment, c ClaimSpec, o *Outcome) ClaimOutcome {
 	b, _ := c.band()
 	unit := c.unit(e)
 	co := ClaimOutcome{ID: c.ID, Claim: c.Claim, Paper: c.Paper, Source: c.source(), Check: c.rule(),
-		Statistic: st.String(), Need: c.N, Band: b.describe(unit), Note: c.Note, Unit: unit, Line: c.line,
+		Statistic: st.String(), Need: c.N, Band: b.describe(unit), BandEdges: [2]Value{Value(b.lo), Value(b.hi)}, Note: c.Note, Unit: unit, Line: c.line,
 		Value: Value(math.NaN()), CI: [2]Value{Value(math.NaN()), Value(math.NaN())}}
 	var data []seedData
 	var why []string
@@ -198,14 +203,22 @@ func judgeClaim(e *Experiment, c ClaimSpec, o *Outcome) ClaimOutcome {
 	}
 	est, ci, n, err := pooled(c, st, faithful, perFlow)
 	co.Value, co.CI, co.N = Value(est), [2]Value{Value(ci.Lo), Value(ci.Hi)}, n
+	co.Unbounded = [2]bool{ci.NoLower, ci.NoUpper}
 	if len(why) > 0 {
 		co.Reason = "not counted: " + strings.Join(why, "; ")
+	}
+	var dr droppedRuns
+	if errors.As(err, &dr) {
+		co.Reason, err = strings.TrimSpace(co.Reason+" "+dr.Error()), nil
+	}
+	if err == nil && math.IsNaN(est) {
+		err = errors.New("the statistic is not defined on these runs (a never against a never, or nothing against nothing)")
 	}
 	switch {
 	case c.NotMeasurable != "":
 		co.Verdict, co.Reason = NotMeasurableHere, c.NotMeasurable
 	case err != nil:
-		co.Verdict, co.Reason = NotMeasurable, err.Error()
+		co.Verdict, co.Reason = NotMeasurable, strings.TrimSpace(err.Error()+". "+co.Reason)
 	case n < c.N:
 		co.Verdict = TooFew
 	default:
@@ -234,9 +247,14 @@ func seedNumber(c ClaimSpec, st statistic, d seedData, perFlow bool) (float64, i
 	if c.Value != nil {
 		return one(c.Value.CC)
 	}
-	a, na := one(c.Ratio.A)
-	b, nb := one(c.Ratio.B)
-	return ratio(a, b), min(na, nb)
+	if !perFlow {
+		return ratio(d.values[c.Ratio.A], d.values[c.Ratio.B]), 1
+	}
+	// The flows both laws ran, as the pooled ratio pairs them.
+	p := pairFlows(d.samples[c.Ratio.A], d.samples[c.Ratio.B])
+	slices.Sort(p.A)
+	slices.Sort(p.B)
+	return ratio(metrics.Percentile(p.A, st.p), metrics.Percentile(p.B, st.p)), len(p.A)
 }
 
 // ratio is a/b with the rules for a never (+Inf): a finite against a
@@ -272,7 +290,7 @@ func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, 
 			}
 			x, ci, n := stats.Percentile(stats.Pool(groups...), st.p, stats.Conf)
 			if n == 0 {
-				return x, none, 0, fmt.Errorf("the runs have no %s samples of %s", c.metric(), cc)
+				return x, none, 0, noSamples(runs, c.metric(), cc)
 			}
 			return x, ci, n, nil
 		}
@@ -311,9 +329,12 @@ func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, 
 			}
 		}
 		if n == 0 {
+			if err := noSamples(runs, c.metric(), a); err != nil {
+				return math.NaN(), none, 0, err
+			}
 			return math.NaN(), none, 0, fmt.Errorf("no flow of %s and %s was measured in both", a, b)
 		}
-		pct := func(s []float64) float64 { return percentileSorted(s, st.p) }
+		pct := func(s []float64) float64 { return metrics.Percentile(s, st.p) }
 		x, ci := stats.RatioCI(seeds, pct, bootstrapResamples, 1, stats.Conf)
 		return x, ci, n, nil
 	}
@@ -328,16 +349,18 @@ func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, 
 		if len(seeds) == 0 {
 			return math.NaN(), none, 0, fmt.Errorf("the runs lack %s of %s or %s", c.metric(), a, b)
 		}
-		med := func(s []float64) float64 { return percentileSorted(s, 50) }
+		med := func(s []float64) float64 { return metrics.Percentile(s, 50) }
 		x, ci := stats.RatioCI(seeds, med, bootstrapResamples, 1, stats.Conf)
 		return x, ci, len(seeds), nil
 	}
 	// mean: the geometric mean of the runs' paired ratios, its interval
 	// from Student's t on their logarithms.
 	var logs []float64
+	var dropped []string
 	for _, d := range runs {
 		r := ratio(d.values[a], d.values[b])
 		if math.IsNaN(r) {
+			dropped = append(dropped, fmt.Sprintf("seed %d (%s / %s undefined)", d.seed, num(d.values[a], ""), num(d.values[b], "")))
 			continue
 		}
 		if r <= 0 || math.IsInf(r, 0) {
@@ -349,12 +372,29 @@ func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, 
 		return math.NaN(), none, 0, fmt.Errorf("the runs lack %s of %s or %s", c.metric(), a, b)
 	}
 	m, ci, n := stats.MeanCI(logs, stats.Conf)
-	return math.Exp(m), stats.Interval{Lo: math.Exp(ci.Lo), Hi: math.Exp(ci.Hi)}, n, nil
+	ci.Lo, ci.Hi = math.Exp(ci.Lo), math.Exp(ci.Hi)
+	if len(dropped) > 0 {
+		// Not an error: said beside the number.
+		return math.Exp(m), ci, n, droppedRuns(dropped)
+	}
+	return math.Exp(m), ci, n, nil
 }
 
-// percentileSorted is the nearest-rank percentile of a sorted pool.
-func percentileSorted(s []float64, p float64) float64 {
-	return metrics.Percentile(s, p)
+// droppedRuns is not an error of the claim: pooled's caller shows it as a
+// note (a run whose ratio is undefined is left out of a geometric mean).
+type droppedRuns []string
+
+func (d droppedRuns) Error() string { return "left out: " + strings.Join(d, ", ") }
+
+// noSamples says why a per-flow claim has nothing to pool: a store made
+// before per-flow samples were kept needs the experiment run again.
+func noSamples(runs []seedData, metric, cc string) error {
+	for _, d := range runs {
+		if len(d.samples[cc]) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("the stored runs hold no per-flow %s of %s (made before per-flow samples were kept, or no such flows): run the experiment again", metric, cc)
 }
 
 // pairFlows lines up two variants' samples of one run by flow id: the
@@ -371,84 +411,4 @@ func pairFlows(a, b []Sample) stats.Paired {
 		}
 	}
 	return p
-}
-
-// num prints a claim's number in its unit.
-func num(x float64, unit string) string {
-	switch {
-	case math.IsInf(x, 1):
-		return "never"
-	case math.IsInf(x, -1):
-		return "-inf"
-	case math.IsNaN(x):
-		return "n/a"
-	}
-	switch unit {
-	case "KB":
-		return strconv.FormatFloat(x/1e3, 'f', 1, 64) + " KB"
-	case "ms":
-		return duration(x)
-	case "%":
-		return fmt.Sprintf("%.0f %%", 100*x)
-	case "", "x":
-		return f2(x)
-	}
-	return f2(x) + " " + unit
-}
-
-// duration prints nanoseconds in the unit that reads best.
-func duration(ns float64) string {
-	switch a := math.Abs(ns); {
-	case a >= 1e9:
-		return strconv.FormatFloat(ns/1e9, 'g', 3, 64) + " s"
-	case a >= 1e6:
-		return strconv.FormatFloat(ns/1e6, 'g', 3, 64) + " ms"
-	}
-	return strconv.FormatFloat(ns/1e3, 'g', 3, 64) + " us"
-}
-
-func f2(x float64) string {
-	if math.IsInf(x, 1) {
-		return "never"
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
-}
-
-// Value is a claim's number: NaN (not measured) is null in JSON and +Inf
-// (never, e.g. a queue that never drained) is "never", as in Metrics.
-type Value float64
-
-// MarshalJSON writes NaN as null, +Inf as "never" and -Inf as "-inf".
-func (v Value) MarshalJSON() ([]byte, error) {
-	x := float64(v)
-	switch {
-	case math.IsNaN(x):
-		return []byte("null"), nil
-	case math.IsInf(x, 1):
-		return []byte(`"never"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-inf"`), nil
-	}
-	return json.Marshal(x)
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (v *Value) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case "null":
-		*v = Value(math.NaN())
-		return nil
-	case `"never"`:
-		*v = Value(math.Inf(1))
-		return nil
-	case `"-inf"`:
-		*v = Value(math.Inf(-1))
-		return nil
-	}
-	var x float64
-	if err := json.Unmarshal(b, &x); err != nil {
-		return err
-	}
-	*v = Value(x)
-	return nil
 }

@@ -248,36 +248,27 @@ func verdictCell(c ClaimOutcome) string {
 	return v
 }
 
-// paperCell is the paper's number in its unit, and its statistic.
+// paperCell is the paper's number in its unit, and its statistic where
+// the claim reads another.
 func paperCell(c ClaimOutcome) string {
-	st := c.Paper.Statistic
-	if st == "" {
-		st = c.Statistic
-	}
-	if c.Paper.Value == nil {
-		return "no number"
-	}
-	p := *c.Paper.Value
 	var s string
-	switch {
+	switch p := c.Paper.Value; {
+	case p == nil:
+		s = "no number"
 	case c.Unit != "":
-		s = num(p, c.Unit)
-	case p < 1:
-		s = fmt.Sprintf("%.0f %% better", 100*(1-p))
-		if c.Source == SourceDerived || !strings.Contains(c.Paper.Reading, "%") {
-			s = "a/b " + f2(p)
-		}
+		s = num(*p, c.Unit)
+	case strings.Contains(c.Paper.Reading, "%") && *p < 1:
+		s = fmt.Sprintf("%.0f %% better", 100*(1-*p))
+	case strings.Contains(c.Paper.Reading, "%"):
+		s = fmt.Sprintf("%.0f %% worse", 100*(*p-1))
 	default:
-		s = fmt.Sprintf("%.0f %% higher", 100*(p-1))
-		if c.Source == SourceDerived || !strings.Contains(c.Paper.Reading, "%") {
-			s = "a/b " + f2(p)
-		}
+		s = "a/b " + f2(*p)
 	}
 	if c.Source == SourceDerived {
 		s += " (derived)"
 	}
-	if c.Paper.Statistic != "" {
-		s += ", " + st
+	if ps := c.Paper.Statistic; ps != "" && ps != "unstated" && ps != c.Statistic {
+		s += " at " + ps
 	}
 	return s
 }
@@ -288,12 +279,46 @@ func (c ClaimOutcome) Measured() string {
 	if math.IsNaN(float64(c.Value)) {
 		return "-"
 	}
+	x, unit := bare(float64(c.Value), c.Unit)
 	lo, hi := float64(c.CI[0]), float64(c.CI[1])
 	ci := ""
 	if !math.IsNaN(lo) && !math.IsNaN(hi) {
-		ci = " [" + num(lo, c.Unit) + ", " + num(hi, c.Unit) + "]"
+		l, _ := bare(lo, c.Unit)
+		h, _ := bare(hi, c.Unit)
+		if c.Unbounded[0] {
+			l = "no bound"
+		}
+		if c.Unbounded[1] {
+			h = "no bound"
+		}
+		ci = " [" + l + ", " + h + "]"
 	}
-	return fmt.Sprintf("%s %s%s, n = %d", c.Statistic, num(float64(c.Value), c.Unit), ci, c.N)
+	return fmt.Sprintf("%s %s%s%s, n = %d", c.Statistic, x, ci, unit, c.N)
+}
+
+// bare is a number in its unit without the unit, and the unit to print
+// once after an interval (" KB", " base RTTs"; "" for a ratio).
+func bare(x float64, unit string) (string, string) {
+	s := num(x, unit)
+	switch {
+	case math.IsInf(x, 0) || math.IsNaN(x):
+		if unit == "" || unit == "%" {
+			return s, ""
+		}
+		if unit == "x" {
+			return s, "x"
+		}
+		return s, " " + unit
+	case unit == "ms":
+		return s, "" // durations pick their own unit per number
+	case unit == "%":
+		return strings.TrimSuffix(s, " %"), " %"
+	case unit == "x":
+		return strings.TrimSuffix(s, "x"), "x"
+	case unit == "":
+		return s, ""
+	}
+	return strings.TrimSuffix(s, " "+unit), " " + unit
 }
 
 // ResultsMarkdown is docs/results.md.
@@ -347,19 +372,46 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 // verdictOrder is the summary's order.
 var verdictOrder = []string{Agrees, Disagrees, Inconclusive, TooFew, NotMeasurableHere, NotMeasurable, DegradedRuns, CouldNotRun}
 
-// summaryLine counts the claims by verdict.
+// summaryLine counts the claims by verdict, the paper's own numbers first.
 func summaryLine(total int, counts map[string]map[string]int) string {
-	var parts []string
-	for _, v := range verdictOrder {
-		n := 0
-		for _, x := range counts[v] {
-			n += x
+	line := func(src string) (int, string) {
+		var parts []string
+		all := 0
+		for _, v := range verdictOrder {
+			n := counts[v][src]
+			all += n
+			if n > 0 || v == Agrees || v == Disagrees {
+				parts = append(parts, fmt.Sprintf("%d %s", n, plural(v, n)))
+			}
 		}
-		if n > 0 || v == Agrees || v == Disagrees || v == Inconclusive || v == TooFew {
-			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		return all, strings.Join(parts, ", ")
+	}
+	word := "claims"
+	if total == 1 {
+		word = "claim"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%d %s.**", total, word)
+	for _, s := range []struct{ src, name string }{{SourcePaper, "With the paper's own number"}, {SourceDerived, "With a number the lab derived"}, {SourceReading, "The lab's reading of words (no number)"}} {
+		if n, parts := line(s.src); n > 0 {
+			fmt.Fprintf(&b, "\n%s (%d): %s.", s.name, n, parts)
 		}
 	}
-	return fmt.Sprintf("**%d claims: %s.**", total, strings.Join(parts, ", "))
+	return b.String()
+}
+
+// plural is a verdict after a count ("2 agree", "1 agrees").
+func plural(v string, n int) string {
+	if n == 1 {
+		return v
+	}
+	switch v {
+	case Agrees:
+		return "agree"
+	case Disagrees:
+		return "disagree"
+	}
+	return v
 }
 
 // sourceTable counts the verdicts by where the band's number comes from:
@@ -420,8 +472,11 @@ func claimDetail(b *bytes.Buffer, o *Outcome, c ClaimOutcome) {
 	if c.Paper.Reading != "" {
 		p(" Read as: %s.", strings.TrimSuffix(oneLine(c.Paper.Reading), "."))
 	}
-	p("\n- Number: %s (%s).\n", paperCell(c), map[string]string{SourcePaper: "the paper's own", SourceDerived: "derived by the lab from the paper's words",
+	p("\n- Number: %s; %s.\n", paperCell(c), map[string]string{SourcePaper: "the paper's own", SourceDerived: "derived by the lab from the paper's words",
 		SourceReading: "the lab's reading; the paper gives no number"}[c.Source])
+	if ps := c.Paper.Statistic; ps != "" && ps != "unstated" && ps != c.Statistic {
+		p("- The paper's statistic is the %s; read here as the %s, which the suite's flows support (the %s is for a sweep with more seeds).\n", ps, c.Statistic, ps)
+	}
 	need := "flows"
 	if !strings.HasPrefix(c.Statistic, "p") {
 		need = "runs"

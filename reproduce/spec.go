@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"cclab/analysis/stats"
 	"cclab/internal/units"
 	"cclab/orchestrator/experiment"
 )
@@ -91,8 +94,10 @@ type PaperNumber struct {
 	// Derived: Value is the lab's derivation from the paper's words, not
 	// a figure the paper states (Reading says how); counted apart.
 	Derived bool `yaml:"derived"`
-	// Statistic is the paper's own statistic where the claim's differs
-	// (p99.9 read here as p95 for want of flows).
+	// Statistic is the paper's own statistic (required for a percentile
+	// claim, "unstated" where the paper names none): where the claim's
+	// differs (p99.9 read here as p95 for want of flows) the page says so,
+	// and the sweeps take the paper's.
 	Statistic string `yaml:"statistic"`
 	Where     string `yaml:"where"` // section and figure
 	Quote     string `yaml:"quote"` // the paper's words
@@ -194,7 +199,9 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 		e.Compare = []string{x.CC}
 	}
 	if err := decodeStrict(&x.Reproduce, &e.Spec); err != nil {
-		return nil, fmt.Errorf("line %d: reproduce: %w", x.Reproduce.Line, err)
+		// The decoder's own "line N" counts in the re-encoded block: left out.
+		msg := strings.TrimSpace(decoderLine.ReplaceAllString(err.Error(), ""))
+		return nil, fmt.Errorf("line %d: reproduce: %s", strictErrorLine(&x.Reproduce, err), msg)
 	}
 	if len(e.Seeds) == 0 {
 		e.Seeds = []int64{x.Seed}
@@ -223,15 +230,51 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 			errs = append(errs, fmt.Errorf("line %d: claim %q: %w", c.line, c.ID, err))
 		}
 	}
-	for _, ph := range e.PostHoc {
+	for i, ph := range e.PostHoc {
 		if ph.Setting == "" || ph.Commit == "" || ph.Reason == "" {
-			errs = append(errs, fmt.Errorf("line %d: reproduce: posthoc: setting, commit and reason are required", x.Reproduce.Line))
+			errs = append(errs, fmt.Errorf("line %d: reproduce: posthoc entry %d: setting, commit and reason are required", x.Reproduce.Line, i+1))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// decoderLine is yaml's position prefix in a decoding error.
+var decoderLine = regexp.MustCompile(`(yaml: unmarshal errors:\s*)?line \d+: `)
+
+// unknownField finds the field a strict decoding refused.
+var unknownField = regexp.MustCompile(`field (\S+) not found`)
+
+// strictErrorLine is the line in the file of the first key a strict
+// decoding refused (the decoder's own lines are of the re-encoded block),
+// else the block's.
+func strictErrorLine(n *yaml.Node, err error) int {
+	m := unknownField.FindStringSubmatch(err.Error())
+	if m == nil {
+		return n.Line
+	}
+	var find func(*yaml.Node) int
+	find = func(n *yaml.Node) int {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == m[1] {
+					return n.Content[i].Line
+				}
+			}
+		}
+		for _, c := range n.Content {
+			if l := find(c); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	if l := find(n); l > 0 {
+		return l
+	}
+	return n.Line
 }
 
 // claimLines are the lines of the claims' entries in the reproduce block.
@@ -276,9 +319,9 @@ func (c ClaimSpec) check(e *Experiment) error {
 		}
 		return nil
 	}
-	if c.Paper.Statistic != "" {
+	if c.Paper.Statistic != "" && c.Paper.Statistic != "unstated" {
 		if _, err := parseStatistic(c.Paper.Statistic); err != nil {
-			return fmt.Errorf("paper.statistic: %w", err)
+			return fmt.Errorf("paper.statistic: %w (or unstated)", err)
 		}
 	}
 	var metric string
@@ -355,6 +398,24 @@ func (c ClaimSpec) checkStatistic(e *Experiment, metric string) error {
 	}
 	if need := st.minN(); c.N < need {
 		return fmt.Errorf("n %d: %s needs at least %d %s", c.N, c.Statistic, need, st.unitOfN())
+	}
+	if !st.percentile() && c.N > len(e.Seeds) {
+		return fmt.Errorf("n %d: the file runs %d seeds, so the claim could only ever be too few", c.N, len(e.Seeds))
+	}
+	if st.percentile() && c.Paper.Statistic == "" {
+		return fmt.Errorf("paper.statistic is required for a percentile (the paper's own, e.g. p99.9, even where the claim reads another)")
+	}
+	// A percentile of one law is bounded on a side only from so many
+	// flows: below them a band with an edge on that side could never be
+	// met, whatever the flows.
+	if b, err := c.band(); err == nil && st.percentile() && c.Value != nil {
+		lower, upper := stats.BoundedFrom(st.p, stats.Conf)
+		if !math.IsInf(b.hi, 1) && c.N < upper {
+			return fmt.Errorf("n %d: a %s is bounded above only from %d flows, and the band has an upper edge", c.N, c.Statistic, upper)
+		}
+		if !math.IsInf(b.lo, -1) && c.N < lower {
+			return fmt.Errorf("n %d: a %s is bounded below only from %d flows, and the band has a lower edge", c.N, c.Statistic, lower)
+		}
 	}
 	return nil
 }

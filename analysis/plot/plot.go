@@ -56,6 +56,24 @@ func Render(c Chart, format string, width, height float64) ([]byte, error) {
 // render draws c; unthinned, every point in one stroke per line (the
 // tests' reference picture).
 func render(c Chart, format string, width, height float64, thinned bool) ([]byte, error) {
+	p, err := build(c, width, thinned)
+	if err != nil {
+		return nil, err
+	}
+	wt, err := draw.NewFormattedCanvas(vg.Length(width)*vg.Inch, vg.Length(height)*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	drawBesideLegend(p, draw.New(wt))
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// build lays c out as a gonum plot, its legend not yet placed.
+func build(c Chart, width float64, thinned bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
@@ -65,14 +83,11 @@ func render(c Chart, format string, width, height float64, thinned bool) ([]byte
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
 	if c.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		if c.XBytes {
-			p.X.Tick.Marker = byteTicks{}
-		}
+		p.X.Tick.Marker = logTicks{bytes: c.XBytes}
 	}
 	if c.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
@@ -163,15 +178,7 @@ func render(c Chart, format string, width, height float64, thinned bool) ([]byte
 		p.Y.Min = 0
 		p.Y.Max *= 1.05
 	}
-	wt, err := p.WriterTo(vg.Length(width)*vg.Inch, vg.Length(height)*vg.Inch, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot %q: %w", c.Title, err)
-	}
-	return buf.Bytes(), nil
+	return p, nil
 }
 
 // dpi is the raster resolution gonum/plot draws PNGs at (vgimg's default).
@@ -241,20 +248,6 @@ func strokes(xy plotter.XYs, dashed bool) []plotter.XYs {
 		out = append(out, xy[i:min(i+strokeLen, len(xy))])
 	}
 	return out
-}
-
-// byteTicks are log ticks labelled 1K, 10K, 100K, 1M as the papers write
-// flow sizes.
-type byteTicks struct{}
-
-func (byteTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = byteLabel(ts[i].Value)
-		}
-	}
-	return ts
 }
 
 func byteLabel(v float64) string {

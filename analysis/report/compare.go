@@ -16,6 +16,10 @@ type Comparison struct {
 	Laws     []string `json:"laws"`
 	Baseline string   `json:"baseline"`
 	Metrics  []Compared
+	// Pooled are the laws' percentiles over every run's flows with their
+	// intervals, Ratios each law's over the baseline's (paired by flow).
+	Pooled []HeadlineRow `json:"pooled"`
+	Ratios []RatioRow    `json:"ratios"`
 }
 
 // Compared is one metric over runs and laws.
@@ -60,6 +64,7 @@ func Compare(names []string, as []*Analysis, baseline string) (*Comparison, erro
 		return nil, fmt.Errorf("baseline law %q is not in the runs (they have %v)", baseline, c.Laws)
 	}
 	c.Baseline = baseline
+	c.Pooled, c.Ratios = Headlines(as...), Ratios(as, baseline)
 	for _, m := range comparedMetrics {
 		cm := Compared{Name: m.name}
 		for _, a := range as {
@@ -137,5 +142,21 @@ func (c *Comparison) Markdown() []byte {
 	for _, t := range c.Tables() {
 		t.markdown(&b)
 	}
+	return b.Bytes()
+}
+
+// HTML is compare.html: first the pooled table with intervals and the
+// ratios to the baseline, then each run's numbers.
+func (c *Comparison) HTML() []byte {
+	var b bytes.Buffer
+	title := fmt.Sprintf("cclab comparison of %d runs", len(c.Runs))
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", title, pageStyle, title)
+	headlineHTML(&b, c.Pooled, fmt.Sprintf("Pooled over the %d runs.", len(c.Runs)))
+	ratiosHTML(&b, c.Ratios, c.Baseline)
+	b.WriteString("<h2>Each run</h2>\n")
+	for _, t := range c.Tables() {
+		t.html(&b)
+	}
+	b.WriteString("</body></html>\n")
 	return b.Bytes()
 }

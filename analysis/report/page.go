@@ -160,7 +160,8 @@ func (a *Analysis) HTML(figs []Figure) []byte {
 	t := html.EscapeString(a.title())
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", t, pageStyle, t)
 	fmt.Fprintf(&b, "<p>Source: <code>%s</code>. Slowdown = FCT / ideal FCT (HPCC's definition), clamped at &ge; 1; percentiles are nearest-rank.</p>\n", html.EscapeString(a.Source))
-	b.WriteString("<pre>" + html.EscapeString(strings.Join(a.SummaryLines(), "\n")) + "</pre>\n")
+	headlineHTML(&b, Headlines(a), "This run's flows.")
+	b.WriteString("<h2>Summary</h2>\n<pre>" + html.EscapeString(strings.Join(a.SummaryLines(), "\n")) + "</pre>\n")
 	b.WriteString("<h2>Figures</h2>\n<div class=\"figs\">\n")
 	for _, f := range figs {
 		fmt.Fprintf(&b, "<figure>%s<figcaption>%s</figcaption></figure>\n", inlineSVG(f.SVG), html.EscapeString(f.Caption))

@@ -18,9 +18,11 @@ const bootStream = 0x9e3779b97f4a7c15
 // Bootstrap is a reproducible percentile bootstrap. stat draws one
 // resample with r (math/rand/v2 over PCG(seed, a fixed stream)) and returns
 // its statistic; it is called b times in turn (DefaultB if b <= 0), NaN
-// results are dropped and +Inf kept (it sorts last). The interval is the
-// nearest-rank (1-conf)/2 and 1-(1-conf)/2 quantiles of the results;
-// unbounded if every result was NaN.
+// results (a statistic the resample does not define) are dropped and +Inf
+// kept (it sorts last). The interval is the nearest-rank (1-conf)/2 and
+// 1-(1-conf)/2 quantiles of the results; unbounded when more than
+// (1-conf)/2 of them were NaN, since the interval would then describe only
+// the resamples that happened to define the statistic.
 func Bootstrap(seed uint64, b int, conf float64, stat func(r *rand.Rand) float64) Interval {
 	if b <= 0 {
 		b = DefaultB
@@ -32,7 +34,7 @@ func Bootstrap(seed uint64, b int, conf float64, stat func(r *rand.Rand) float64
 			vals = append(vals, v)
 		}
 	}
-	if len(vals) == 0 {
+	if float64(b-len(vals)) > tail(conf)*float64(b) {
 		return unbounded()
 	}
 	slices.Sort(vals)

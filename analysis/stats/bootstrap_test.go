@@ -48,25 +48,38 @@ func TestBootstrapReproducible(t *testing.T) {
 }
 
 func TestBootstrapNaNAndInf(t *testing.T) {
-	// Every other result NaN: dropped, the rest 1..100 and +Inf last.
+	// One result in 20 NaN (no more than the 5 % tail of a 90 % interval):
+	// dropped, the rest 1..100 and +Inf last.
 	i := 0
-	ci := Bootstrap(1, 202, 0.9, func(*rand.Rand) float64 {
+	ci := Bootstrap(1, 106, 0.9, func(*rand.Rand) float64 {
 		i++
 		switch {
-		case i%2 == 0:
+		case i%21 == 0:
 			return math.NaN()
-		case i == 201:
+		case i == 106:
 			return math.Inf(1)
 		}
-		return float64((i + 1) / 2)
+		return float64(i - i/21)
 	})
 	// 101 values 1..100, +Inf: nearest ranks ceil(5.05) = 6 and
 	// ceil(95.95) = 96.
-	if ci != (Interval{6, 96}) {
+	if ci != (Interval{Lo: 6, Hi: 96}) {
 		t.Errorf("interval %v, want (6, 96)", ci)
 	}
 	ci = Bootstrap(1, 10, Conf, func(*rand.Rand) float64 { return math.NaN() })
 	if ci != unbounded() {
 		t.Errorf("all NaN: %v, want unbounded", ci)
+	}
+	// More NaN than a tail: the defined resamples do not make an interval.
+	i = 0
+	ci = Bootstrap(1, 100, 0.9, func(*rand.Rand) float64 {
+		i++
+		if i%10 == 0 {
+			return math.NaN()
+		}
+		return float64(i)
+	})
+	if ci != unbounded() {
+		t.Errorf("10 %% NaN at 90 %%: %v, want unbounded", ci)
 	}
 }

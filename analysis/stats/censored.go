@@ -63,10 +63,20 @@ func KMMedian(obs []Obs) float64 {
 // valid only when every censoring comes after every event, as in runs that
 // watch until their end and censor only the ones that never got there; an
 // earlier censoring would need the KM (Greenwood or Brookmeyer-Crowley)
-// interval instead. In that case the estimate is also the nearest-rank
-// median of the same values.
+// interval instead, so then the interval is unbounded. When it is valid
+// the estimate is also the nearest-rank median of the same values.
 func MedianCensoredCI(obs []Obs, conf float64) (est float64, ci Interval, n int) {
 	xs := make([]float64, 0, len(obs))
+	lastEvent, firstCensor := math.Inf(-1), math.Inf(1)
+	for _, o := range obs {
+		switch {
+		case math.IsNaN(o.T):
+		case o.Event:
+			lastEvent = max(lastEvent, o.T)
+		default:
+			firstCensor = min(firstCensor, o.T)
+		}
+	}
 	for _, o := range obs {
 		switch {
 		case math.IsNaN(o.T):
@@ -77,6 +87,9 @@ func MedianCensoredCI(obs []Obs, conf float64) (est float64, ci Interval, n int)
 		}
 	}
 	slices.Sort(xs)
+	if firstCensor < lastEvent {
+		return KMMedian(obs), unbounded(), len(xs)
+	}
 	lo, hi := PercentileRanks(len(xs), 50, conf)
 	return KMMedian(obs), orderInterval(xs, lo, hi), len(xs)
 }

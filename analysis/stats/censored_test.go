@@ -78,13 +78,13 @@ func TestMedianCensoredCIResultsPage(t *testing.T) {
 	never := Obs{T: inf}
 	// Three runs, one never converged: S = 2/3 at 3.8, 1/3 at 10.9.
 	est, ci, n := MedianCensoredCI([]Obs{{3.8, true}, {10.9, true}, never}, Conf)
-	if est != 10.9 || n != 3 || ci != (Interval{math.Inf(-1), inf}) {
+	if est != 10.9 || n != 3 || ci != unbounded() {
 		t.Errorf("3 runs: %v %v n=%d, want 10.9 (-Inf, +Inf) n=3", est, ci, n)
 	}
 	// Six runs: S = 5/6, 4/6, 3/6 at 3; ranks (1, 6) of
 	// {1, 2, 3, 4, +Inf, +Inf}.
 	est, ci, n = MedianCensoredCI([]Obs{{4, true}, never, {2, true}, {1, true}, never, {3, true}}, Conf)
-	if est != 3 || n != 6 || ci != (Interval{1, inf}) {
+	if est != 3 || n != 6 || ci != (Interval{Lo: 1, Hi: inf}) {
 		t.Errorf("6 runs: %v %v n=%d, want 3 (1, +Inf) n=6", est, ci, n)
 	}
 }
@@ -112,5 +112,19 @@ func TestMedianCensoredCIMatchesPercentile(t *testing.T) {
 		if est != west || ci != wci || m != wm {
 			t.Errorf("trial %d: %v %v %d, Percentile gives %v %v %d", trial, est, ci, m, west, wci, wm)
 		}
+	}
+}
+
+// A censoring before an event breaks the rank interval's premise: the
+// interval is then unbounded, the KM median still given.
+func TestMedianCensoredEarlyCensoring(t *testing.T) {
+	obs := []Obs{{1, true}, {2, false}, {3, true}, {4, true}, {5, true}, {6, true}, {7, true}}
+	est, ci, n := MedianCensoredCI(obs, Conf)
+	if n != 7 || ci != unbounded() || est != KMMedian(obs) {
+		t.Errorf("early censoring: %v %v %d", est, ci, n)
+	}
+	obs[1].Event = true
+	if _, ci, _ := MedianCensoredCI(obs, Conf); ci.NoLower || ci.NoUpper {
+		t.Errorf("no censoring: %v", ci)
 	}
 }

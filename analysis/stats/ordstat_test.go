@@ -120,7 +120,7 @@ func exactRanks(n int, q *big.Rat, conf float64) (lo, hi int) {
 }
 
 func TestPercentileRanksExactSmallN(t *testing.T) {
-	if lo, hi := PercentileRanks(5, 50, Conf); lo != 0 && hi != 6 {
+	if lo, hi := PercentileRanks(5, 50, Conf); lo != 0 || hi != 6 {
 		t.Errorf("p50 of 5: (%d, %d), want no two-sided interval", lo, hi)
 	}
 	if lo, hi := PercentileRanks(6, 50, Conf); lo != 1 || hi != 6 {

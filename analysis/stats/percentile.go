@@ -57,10 +57,10 @@ func percentileSorted(s []float64, p, conf float64) (float64, Interval, int) {
 func orderInterval(s []float64, lo, hi int) Interval {
 	ci := unbounded()
 	if lo >= 1 && lo <= len(s) {
-		ci.Lo = s[lo-1]
+		ci.Lo, ci.NoLower = s[lo-1], false
 	}
 	if hi >= 1 && hi <= len(s) {
-		ci.Hi = s[hi-1]
+		ci.Hi, ci.NoUpper = s[hi-1], false
 	}
 	return ci
 }

@@ -112,7 +112,7 @@ func TestPercentileInterval(t *testing.T) {
 	xs := []float64{5, 1, 4, 2, 3, 6}
 	est, ci, n := Percentile(xs, 50, Conf)
 	s := slices.Sorted(slices.Values(xs))
-	if n != 6 || est != 3 || ci != (Interval{s[0], s[5]}) {
+	if n != 6 || est != 3 || ci != (Interval{Lo: s[0], Hi: s[5]}) {
 		t.Errorf("p50 of 1..6: %v %v %d", est, ci, n)
 	}
 }

@@ -59,7 +59,7 @@ func TestRatioCIPaired(t *testing.T) {
 	}
 	for _, p := range []float64{50, 99, 99.9} {
 		est, ci := RatioCI(seeds, pct(p), 300, 1, Conf)
-		if est != 0.5 || ci != (Interval{0.5, 0.5}) {
+		if est != 0.5 || ci != (Interval{Lo: 0.5, Hi: 0.5}) {
 			t.Errorf("p%v: %v %v, want 0.5 [0.5, 0.5]", p, est, ci)
 		}
 	}
@@ -74,7 +74,7 @@ func TestRatioCIPaired(t *testing.T) {
 		}
 		return ratio(metrics.Percentile(Pool(a), 99), metrics.Percentile(Pool(b), 99))
 	})
-	if unpaired == (Interval{0.5, 0.5}) {
+	if unpaired == (Interval{Lo: 0.5, Hi: 0.5}) {
 		t.Error("unpaired resampling also gives exactly 0.5: the test data cannot tell pairing")
 	}
 }
@@ -160,7 +160,7 @@ func TestRatioCIReproducible(t *testing.T) {
 	for _, s := range seeds {
 		copy(s.B, s.A)
 	}
-	if est, ci := RatioCI(seeds, pct(50), 500, 1, Conf); est != 1 || ci != (Interval{1, 1}) {
+	if est, ci := RatioCI(seeds, pct(50), 500, 1, Conf); est != 1 || ci != (Interval{Lo: 1, Hi: 1}) {
 		t.Errorf("identical laws: %v %v, want 1 [1, 1]", est, ci)
 	}
 }
@@ -174,7 +174,7 @@ func TestRatioCIPerRun(t *testing.T) {
 		seeds = append(seeds, Paired{A: a[i : i+1], B: b[i : i+1]})
 	}
 	est, ci := RatioCI(seeds, pct(50), 0, 1, Conf)
-	if est != 2 || ci != (Interval{2, 2}) {
+	if est != 2 || ci != (Interval{Lo: 2, Hi: 2}) {
 		t.Errorf("A = 2 B run by run: %v %v, want 2 [2, 2]", est, ci)
 	}
 	if est, ci := RatioCI(nil, pct(50), 0, 1, Conf); !math.IsNaN(est) || ci != unbounded() {

@@ -251,6 +251,9 @@ func runCompare(cmd *cobra.Command, f analyzeFlags, cfg report.Config, runs []st
 	if err := os.WriteFile(filepath.Join(out, "compare.md"), md, 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(out, "compare.html"), c.HTML(), 0o644); err != nil {
+		return err
+	}
 	js, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
