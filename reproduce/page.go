@@ -90,8 +90,10 @@ func readStore(docs string) (map[string]*Outcome, error) {
 	return store, nil
 }
 
+// writeStore writes the store compact: its per-flow samples are most of
+// it, and indented they would triple its size.
 func writeStore(docs string, store map[string]*Outcome) error {
-	b, err := json.MarshalIndent(store, "", "  ")
+	b, err := json.Marshal(store)
 	if err != nil {
 		return err
 	}
