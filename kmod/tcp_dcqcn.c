@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCQCN's reaction point (kmod/law/dcqcn.h) as a TCP congestion-control
- * module: ECN-Echo ACKs are its congestion notifications, the rate is the
- * pacing rate, the window a cap only; the receiver echoes CE exactly.
+ * DCQCN (kmod/law/dcqcn.h) as a TCP congestion-control module: its
+ * notification point runs at the sender on the ECN-Echo ACKs (the
+ * receiver echoes CE exactly), its reaction point paces; the window is a
+ * cap only.
  */
 #define CCLAB_LAW	dcqcn
 #define CCLAB_LAW_USES_ECN

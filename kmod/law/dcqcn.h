@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale
- * RDMA Deployments", SIGCOMM 2015, section 3.2), rate-based through pacing.
- * A congestion notification (CNP) is an ACK with ECN-Echo that comes at
- * least cnp_ns after the last CNP (the notification point's rule, applied
- * where the echo arrives: kmod/law/README.md). Rates in bytes/s:
+ * DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+ * Deployments", SIGCOMM 2015, section 3): its notification point (NP) and
+ * reaction point (RP), rate-based through pacing.
+ *
+ * NP. A CNP is sent at once when a marked packet arrives and none was
+ * sent in the last N; then "at most one CNP packet every N microseconds
+ * for the flow, if any packet that arrives within that time window was
+ * marked". cclab runs the NP at the sender, on the ECN-Echo ACKs (the
+ * receiver echoes CE exactly, RFC 8257: an ACK with ECE is "a marked
+ * packet arrived"), on the ACK clock (kmod/law/README.md says why there):
+ *	a mark, no CNP yet or the last one N or more ago:  a CNP now
+ *	a mark less than N after the last CNP:  pending; a CNP at the end of
+ *		that window, last + N, taken by the first ACK at or after it
+ *		(the RP's timers restart from last + N, not from that ACK)
+ * Rates in bytes/s; the RP:
  *	on a CNP:	RT = RC;  RC = RC * (1 - alpha / 2);
  *			alpha = (1 - g) * alpha + g;
  *			T = BC = 0, byte counter and both timers restart
@@ -22,8 +32,10 @@
  * timer runs (the rate limiter starts with the first CNP); a flow started
  * below it (init_rate_kbps) starts with its limiter running, RT = RC. struct_ops has
  * no timer callback: the timers are evaluated on every ACK, each expiry
- * since the last ACK in order (at most DCQCN_EVENTS_MAX increase events
- * per ACK). DCQCN has no window: the window is the cap only.
+ * since the last ACK in order, before a CNP of the same time (at most
+ * DCQCN_EVENTS_MAX increase events before a window-end CNP and as many
+ * after it; an expiry past the clock's end never comes: rate_law.h).
+ * DCQCN has no window: the window is the cap only.
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_DCQCN_H
@@ -52,12 +64,15 @@ struct dcqcn_state {
 	__u64 alpha_ppm;
 	__u64 alpha_next_ns;	/* the alpha timer's next expiry */
 	__u64 timer_next_ns;	/* the rate-increase timer's next expiry */
-	__u64 last_cnp_ns;
+	__u64 last_cnp_ns;	/* the last CNP's time (once cnp_seen) */
 	__u64 bc_bytes;		/* bytes acked towards the byte counter */
 	__u32 t;		/* T: timer expiries since the last CNP */
 	__u32 bc;		/* BC: byte-counter expiries since the last CNP */
-	__u32 started;		/* a CNP came: the rate limiter runs */
-	__u32 pad;
+	__u8 started;		/* a CNP came: the rate limiter runs */
+	__u8 cnp_seen;		/* a CNP was sent (at any time, 0 included) */
+	__u8 cnp_pending;	/* a mark came within N of the last CNP: one
+				 * more at last_cnp_ns + N */
+	__u8 pad[5];
 };
 
 LAW_INLINE void dcqcn_params_default(struct dcqcn_params *p)
@@ -93,12 +108,6 @@ LAW_INLINE __u64 dcqcn_rhai_Bps(const struct dcqcn_params *p)
 LAW_INLINE __u64 dcqcn_min_Bps(const struct dcqcn_params *p)
 {
 	return rate_law_floor_Bps(p->min_rate_kbps, p->host_bw_mbps);
-}
-
-/* a + b, saturated (times near the end of the clock stay there) */
-LAW_INLINE __u64 dcqcn_add(__u64 a, __u64 b)
-{
-	return a > ~0ULL - b ? ~0ULL : a + b;
 }
 
 /* alpha * (1 - g)^n, n up to 2^20 (square and multiply, 20 steps). */
@@ -164,70 +173,118 @@ LAW_INLINE void dcqcn_increase(struct dcqcn_state *s,
 	s->rc_Bps = (s->rt_Bps + s->rc_Bps) / 2;
 }
 
+/* alpha's timer up to until: each expiry without a CNP decays alpha */
+LAW_INLINE void dcqcn_alpha_to(struct dcqcn_state *s,
+			       const struct dcqcn_params *p, __u64 until)
+{
+	__u64 K = law_max64(p->alpha_ns, 1), n;
+
+	if (!rate_law_due(until, s->alpha_next_ns))
+		return;
+	n = (until - s->alpha_next_ns) / K + 1;
+	s->alpha_ppm = dcqcn_decay(s->alpha_ppm, n, p->g_shift);
+	/* n * K saturated: n <= 2^64 / K by construction */
+	s->alpha_next_ns = n > (RATE_LAW_NEVER - s->alpha_next_ns) / K ?
+			   RATE_LAW_NEVER : s->alpha_next_ns + n * K;
+}
+
+/* A CNP at time at: cut, then restart the counters and timers from at. */
+LAW_INLINE void dcqcn_cnp(struct dcqcn_state *s, const struct dcqcn_params *p,
+			  __u64 at)
+{
+	s->rt_Bps = s->rc_Bps;
+	s->rc_Bps = law_max64(s->rc_Bps * (2 * LAW_PPM - s->alpha_ppm) /
+			      (2 * LAW_PPM), dcqcn_min_Bps(p));
+	s->alpha_ppm = s->alpha_ppm - (s->alpha_ppm >> p->g_shift) +
+		       (LAW_PPM >> p->g_shift);
+	s->t = 0;
+	s->bc = 0;
+	s->bc_bytes = 0;
+	s->timer_next_ns = rate_law_time_add(at, law_max64(p->timer_ns, 1));
+	s->alpha_next_ns = rate_law_time_add(at, law_max64(p->alpha_ns, 1));
+	s->last_cnp_ns = at;
+	s->cnp_seen = 1;
+	s->cnp_pending = 0;
+	s->started = 1;
+}
+
+/* Time from the last CNP to now (0 when the clock went back). */
+LAW_INLINE __u64 dcqcn_since_cnp(const struct dcqcn_state *s, __u64 now)
+{
+	return now > s->last_cnp_ns ? now - s->last_cnp_ns : 0;
+}
+
+/*
+ * The RP's clocks up to until: alpha's decays, then the increase events
+ * of the rate-increase timer and of the byte counter (acked bytes counted
+ * first), in turn, at most DCQCN_EVENTS_MAX of them; the rest are dropped
+ * (the timer restarts at until, the byte counter keeps its remainder).
+ * timer_only (a constant at each call): the byte counter has nothing due
+ * (before a window-end CNP, the ACK's bytes not counted yet: its count
+ * stays below B between ACKs), and its branch is left out of the loop,
+ * which halves the paths the BPF verifier walks.
+ */
+LAW_INLINE void dcqcn_advance(struct dcqcn_state *s,
+			      const struct dcqcn_params *p, __u64 until,
+			      __u32 acked_bytes, int timer_only)
+{
+	__u64 bcb = timer_only ? 0 : p->byte_counter_bytes;
+	__u64 T = law_max64(p->timer_ns, 1);
+	int i;
+
+	dcqcn_alpha_to(s, p, until);
+	if (bcb)
+		s->bc_bytes = law_min64(s->bc_bytes + acked_bytes,
+					LAW_CWND_CAP_MAX);
+	for (i = 0; i < DCQCN_EVENTS_MAX; i++) {
+		if (rate_law_due(until, s->timer_next_ns)) {
+			s->timer_next_ns = rate_law_time_add(s->timer_next_ns, T);
+			s->t = law_min64(s->t + 1, 1000000);
+		} else if (bcb && s->bc_bytes >= bcb) {
+			s->bc_bytes -= bcb;
+			s->bc = law_min64(s->bc + 1, 1000000);
+		} else {
+			break;
+		}
+		dcqcn_increase(s, p);
+	}
+	/* more events than the cap: the rest are dropped */
+	if (rate_law_due(until, s->timer_next_ns))
+		s->timer_next_ns = rate_law_time_add(until, T);
+	if (bcb && s->bc_bytes >= bcb)
+		s->bc_bytes %= bcb;
+}
+
 LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
 			     const struct dcqcn_params *p,
 			     const struct law_ack *ack, struct law_out *out)
 {
-	__u64 now = ack->now_ns, old = s->rc_Bps, n;
-	__u64 bcb = p->byte_counter_bytes;
-	__u64 K = law_max64(p->alpha_ns, 1), T = law_max64(p->timer_ns, 1);
+	__u64 now = rate_law_now(ack), old = s->rc_Bps;
 	__u32 mss = law_mss(ack);
-	int i;
 
 	out->trace = 0;
 	if (s->started && !s->timer_next_ns) {	/* started below the line */
-		s->timer_next_ns = dcqcn_add(now, T);
-		s->alpha_next_ns = dcqcn_add(now, K);
+		s->timer_next_ns = rate_law_time_add(now, law_max64(p->timer_ns, 1));
+		s->alpha_next_ns = rate_law_time_add(now, law_max64(p->alpha_ns, 1));
 	}
-	if (s->started) {
-		/* alpha timer: each expiry without a CNP decays alpha */
-		if (now >= s->alpha_next_ns) {
-			n = (now - s->alpha_next_ns) / K + 1;
-			s->alpha_ppm = dcqcn_decay(s->alpha_ppm, n, p->g_shift);
-			/* n * K saturated: n <= 2^64 / K by construction */
-			s->alpha_next_ns = n > (~0ULL - s->alpha_next_ns) / K ? ~0ULL :
-					   s->alpha_next_ns + n * K;
-		}
-		/* the rate-increase timer and the byte counter, in turn */
-		if (bcb)
-			s->bc_bytes = law_min64(s->bc_bytes + ack->acked_bytes,
-						LAW_CWND_CAP_MAX);
-		for (i = 0; i < DCQCN_EVENTS_MAX; i++) {
-			if (now >= s->timer_next_ns) {
-				s->timer_next_ns = dcqcn_add(s->timer_next_ns, T);
-				s->t = law_min64(s->t + 1, 1000000);
-			} else if (bcb && s->bc_bytes >= bcb) {
-				s->bc_bytes -= bcb;
-				s->bc = law_min64(s->bc + 1, 1000000);
-			} else {
-				break;
-			}
-			dcqcn_increase(s, p);
-		}
-		/* more events than the cap: the rest are dropped */
-		if (now >= s->timer_next_ns)
-			s->timer_next_ns = dcqcn_add(now, T);
-		if (bcb && s->bc_bytes >= bcb)
-			s->bc_bytes %= bcb;
-	}
-	if ((ack->ece_bytes || (ack->flags & LAW_ACK_ECE)) &&
-	    (!s->started || !s->last_cnp_ns ||	/* the first CNP */
-	     /* a clock that went back: no time passed */
-	     (now > s->last_cnp_ns ? now - s->last_cnp_ns : 0) >= p->cnp_ns)) {
-		/* a CNP: cut, then restart the counters and timers */
+	/* NP: a window with a mark ended by now, its CNP at its end */
+	if (s->cnp_pending && dcqcn_since_cnp(s, now) >= p->cnp_ns) {
+		__u64 at = s->last_cnp_ns + p->cnp_ns;	/* <= now */
+
+		dcqcn_advance(s, p, at, 0, 1);
+		dcqcn_cnp(s, p, at);
 		out->trace |= LAW_TR_ECE | LAW_TR_RTT_UPDATE;
-		s->rt_Bps = s->rc_Bps;
-		s->rc_Bps = law_max64(s->rc_Bps * (2 * LAW_PPM - s->alpha_ppm) /
-				      (2 * LAW_PPM), dcqcn_min_Bps(p));
-		s->alpha_ppm = s->alpha_ppm - (s->alpha_ppm >> p->g_shift) +
-			       (LAW_PPM >> p->g_shift);
-		s->t = 0;
-		s->bc = 0;
-		s->bc_bytes = 0;
-		s->timer_next_ns = dcqcn_add(now, T);
-		s->alpha_next_ns = dcqcn_add(now, K);
-		s->last_cnp_ns = now;
-		s->started = 1;
+	}
+	if (s->started)
+		dcqcn_advance(s, p, now, ack->acked_bytes, 0);
+	/* NP: this ACK's mark */
+	if (ack->ece_bytes || (ack->flags & LAW_ACK_ECE)) {
+		if (!s->cnp_seen || dcqcn_since_cnp(s, now) >= p->cnp_ns) {
+			dcqcn_cnp(s, p, now);
+			out->trace |= LAW_TR_ECE | LAW_TR_RTT_UPDATE;
+		} else {
+			s->cnp_pending = 1;
+		}
 	}
 	out->trace |= rate_law_trace(old, s->rc_Bps);
 	dcqcn_output(s, p, mss, out);

@@ -99,7 +99,7 @@ struct law_ack {
 
 /* struct law_out.trace: why the law did what it did. */
 #define LAW_TR_INIT		0x0001	/* first ACK: state initialised */
-#define LAW_TR_RTT_UPDATE	0x0002	/* per-RTT point (reference window taken) */
+#define LAW_TR_RTT_UPDATE	0x0002	/* per-RTT point (reference window taken); TIMELY: an update */
 #define LAW_TR_DECREASE		0x0004	/* window decreased */
 #define LAW_TR_INCREASE		0x0008	/* window increased */
 #define LAW_TR_HOLD		0x0010	/* window held: no usable signal */
@@ -178,6 +178,17 @@ LAW_INLINE __u64 law_clamp64(__u64 v, __u64 lo, __u64 hi)
 LAW_INLINE int law_seq_after(__u32 a, __u32 b)
 {
 	return (__s32)(a - b) > 0;
+}
+
+/* Sequence arithmetic, modulo 2^32: the wrap is the intent. */
+LAW_INLINE __u32 law_seq_add(__u32 a, __u32 b)
+{
+	return a + b;
+}
+
+LAW_INLINE __u32 law_seq_sub(__u32 a, __u32 b)
+{
+	return a - b;
 }
 
 /* Bytes per second of a rate in Mbit/s. */

@@ -157,6 +157,8 @@
 	  "the window, a cap only: the law is rate-based")
 
 #define TIMELY_PARAMS(P)							\
+	P(TIMELY, seg_bytes, seg_bytes, "bytes", 65536, 0, 1073741824, 0,		\
+	  "a completion event per segment of this many bytes acked: the update clock (paper: 16-64 KB); 0 = once per RTT (the HPCC and PowerTCP simulators')") \
 	P(TIMELY, min_rtt_ns, min_rtt_ns, "ns", 20000, 1000, 1000000000, 0,		\
 	  "minRTT, the gradient's normaliser (paper: 20 us)")			\
 	P(TIMELY, t_low_ns, t_low_ns, "ns", 50000, 1000, 1000000000, 1,		\
@@ -167,8 +169,8 @@
 	  "alpha, the EWMA weight of the newest RTT difference (0.875)")	\
 	P(TIMELY, beta_ppm, beta_ppm, "ppm", 800000, 1, 1000000, 0,			\
 	  "beta, the multiplicative decrease (0.8)")				\
-	P(TIMELY, hai_n, hai_n, "samples", 5, 1, 1000, 0,				\
-	  "N: after N falling RTTs, hyper-active increase by N*delta (5)")	\
+	P(TIMELY, hai_n, hai_n, "completions", 5, 1, 1000, 0,			\
+	  "N: after N completions with a negative gradient, hyper-active increase by N*delta (5)") \
 	P(TIMELY, delta_kbps, delta_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "delta, the additive step; 0 = HostBw/1000 (10 Mbit/s at 10 Gbit/s)") \
 	LAW_RATE_LAW_PARAMS(P, TIMELY)
@@ -177,7 +179,7 @@
 	P(DCQCN, alpha_ns, alpha_ns, "ns", 55000, 1000, 1000000000, 0,		\
 	  "K: alpha decays every K without a CNP (paper: 55 us)")		\
 	P(DCQCN, cnp_ns, cnp_ns, "ns", 50000, 0, 1000000000, 0,			\
-	  "N: at most one CNP per N per flow (paper: 50 us)")			\
+	  "N: a mark N or more after the last CNP is a CNP at once, one within N a CNP at that window's end (paper: 50 us)") \
 	P(DCQCN, timer_ns, timer_ns, "ns", 55000, 1000, 1000000000, 0,		\
 	  "T: the rate-increase timer (paper: 55 us)")				\
 	P(DCQCN, byte_counter_bytes, byte_counter_bytes, "bytes", 10485760, 0,	\

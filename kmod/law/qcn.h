@@ -31,7 +31,8 @@
  * callback: the byte counter counts bytes acked (the bytes sent, an RTT
  * later), and the timer is evaluated on every ACK, each expiry since the
  * last ACK in order, timer's first (at most QCN_EVENTS_MAX increase events
- * per ACK). QCN has no window: the window is the cap only.
+ * per ACK; an expiry past the clock's end never comes: rate_law.h). QCN
+ * has no window: the window is the cap only.
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_QCN_H
@@ -181,12 +182,6 @@ LAW_INLINE __u64 qcn_cycle(const struct qcn_rp_cfg *c, __u64 len, __u32 stage)
 	return len;
 }
 
-/* a + b, saturated */
-LAW_INLINE __u64 qcn_add(__u64 a, __u64 b)
-{
-	return a > ~0ULL - b ? ~0ULL : a + b;
-}
-
 LAW_INLINE void qcn_rp_output(struct qcn_rp_state *s, __u32 max_cwnd_bytes,
 			      __u32 mss, struct law_out *out)
 {
@@ -243,24 +238,24 @@ LAW_INLINE void qcn_rp_on_ack(struct qcn_rp_state *s,
 			      const struct law_ack *ack, struct law_out *out)
 {
 	const struct int_echo *e = ack->echo;
-	__u64 now = ack->now_ns, old = s->cr_Bps, len;
+	__u64 now = rate_law_now(ack), old = s->cr_Bps, len;
 	__u64 bcb = c->byte_counter_bytes, T = law_max64(c->timer_ns, 1);
 	__u32 mss = law_mss(ack), fb;
 	int i;
 
 	out->trace = 0;
 	if (s->started && !s->timer_next_ns)	/* started below the line */
-		s->timer_next_ns = qcn_add(now, qcn_cycle(c, T, 0));
+		s->timer_next_ns = rate_law_time_add(now, qcn_cycle(c, T, 0));
 	if (s->started) {
 		/* the timer's cycles, then the byte counter's, in turn */
 		if (bcb)
 			s->bc_bytes = law_min64(s->bc_bytes + ack->acked_bytes,
 						LAW_CWND_CAP_MAX);
 		for (i = 0; i < QCN_EVENTS_MAX; i++) {
-			if (now >= s->timer_next_ns) {
+			if (rate_law_due(now, s->timer_next_ns)) {
 				s->t = law_min64(s->t + 1, QCN_STAGE_MAX);
-				s->timer_next_ns = qcn_add(s->timer_next_ns,
-							   qcn_cycle(c, T, s->t));
+				s->timer_next_ns = rate_law_time_add(s->timer_next_ns,
+								     qcn_cycle(c, T, s->t));
 			} else if (bcb && s->bc_bytes >= (len = qcn_cycle(c, bcb, s->bc))) {
 				s->bc_bytes -= len;
 				s->bc = law_min64(s->bc + 1, QCN_STAGE_MAX);
@@ -270,8 +265,8 @@ LAW_INLINE void qcn_rp_on_ack(struct qcn_rp_state *s,
 			qcn_rp_increase(s, c);
 		}
 		/* more events than the cap: the rest are dropped */
-		if (now >= s->timer_next_ns)
-			s->timer_next_ns = qcn_add(now, qcn_cycle(c, T, s->t));
+		if (rate_law_due(now, s->timer_next_ns))
+			s->timer_next_ns = rate_law_time_add(now, qcn_cycle(c, T, s->t));
 		if (bcb) {
 			len = qcn_cycle(c, bcb, s->bc);
 			if (s->bc_bytes >= len)
@@ -292,7 +287,7 @@ LAW_INLINE void qcn_rp_on_ack(struct qcn_rp_state *s,
 			s->t = 0;
 			s->bc = 0;
 			s->bc_bytes = 0;
-			s->timer_next_ns = qcn_add(now, qcn_cycle(c, T, 0));
+			s->timer_next_ns = rate_law_time_add(now, qcn_cycle(c, T, 0));
 			s->started = 1;
 		}
 	}

@@ -43,6 +43,52 @@ LAW_INLINE __u64 rate_law_init_Bps(__u32 init_rate_kbps, __u32 min_rate_kbps,
 			   rate_law_floor_Bps(min_rate_kbps, host_bw_mbps), line);
 }
 
+/*
+ * Timers on the ACK clock (DCQCN, QCN, QCN-T). An expiry is a time in ns;
+ * one that would fall at or past the clock's end (2^64 - 1 ns) saturates
+ * there, at RATE_LAW_NEVER, and never comes: the timers read the time of
+ * an ACK through rate_law_now(), which is at most RATE_LAW_NEVER - 1.
+ * (Before 2026-11-28 an ACK at the clock's last nanosecond found a timer
+ * saturated there expired on every turn of the event loop, up to the
+ * per-ACK cap of increase events.)
+ */
+#define RATE_LAW_NEVER	(~0ULL)
+
+/* t + d, saturated at RATE_LAW_NEVER. */
+LAW_INLINE __u64 rate_law_time_add(__u64 t, __u64 d)
+{
+	return t > RATE_LAW_NEVER - d ? RATE_LAW_NEVER : t + d;
+}
+
+/*
+ * A timer with its next expiry at next has expired by now, now being a
+ * rate_law_now(): one comparison (a second one, per turn of an event
+ * loop, multiplied the paths the BPF verifier walks).
+ */
+LAW_INLINE int rate_law_due(__u64 now, __u64 next)
+{
+	return now >= next;
+}
+
+/*
+ * The ACK's time as the timers read it: the clock's last nanosecond,
+ * RATE_LAW_NEVER, reads as the one before, so that a timer saturated
+ * there is never due.
+ */
+LAW_INLINE __u64 rate_law_now(const struct law_ack *ack)
+{
+	__u64 x = ~ack->now_ns;	/* 0 only at the clock's last nanosecond */
+	__u64 nz;
+
+	/*
+	 * Branch-free, so that the verifier walks one path: nz = (x != 0),
+	 * from sums that cannot overflow.
+	 */
+	LAW_OPAQUE(x);
+	nz = ((x >> 1) + (x & 1) + (RATE_LAW_NEVER >> 1)) >> 63;
+	return ack->now_ns - (1 - nz);
+}
+
 /* The trace of a rate change: dec, inc, or hold when it did not move. */
 LAW_INLINE __u32 rate_law_trace(__u64 old_Bps, __u64 new_Bps)
 {

@@ -2,21 +2,28 @@
 /*
  * TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the
  * Datacenter", SIGCOMM 2015, Algorithm 1), rate-based on the RTT gradient.
- * Once per RTT (snd_una reaches the snd_nxt of the last update: the
- * HPCC and PowerTCP simulators'; the paper updates per 16-64 KB
- * completion, one to a few per RTT at the BDPs cclab runs),
- * with new_rtt this ACK's RTT sample:
+ * On every completion event, with new_rtt the RTT sample of the ACK that
+ * completes it:
  *	new_rtt_diff = new_rtt - prev_rtt;	prev_rtt = new_rtt
  *	rtt_diff = (1 - alpha) * rtt_diff + alpha * new_rtt_diff
  *	g = rtt_diff / minRTT				(normalised gradient)
  *	new_rtt < T_low:	rate += delta
  *	new_rtt > T_high:	rate *= 1 - beta * (1 - T_high / new_rtt)
- *	g <= 0:			rate += N * delta, N = hai_n when the last
- *				hai_n samples each fell (HAI), else 1
+ *	g <= 0:			rate += N * delta, N = hai_n when g < 0 at this
+ *				completion and the hai_n - 1 before it (HAI),
+ *				else 1
  *	else:			rate *= 1 - beta * g	(factor floored at 0)
- * then rate within [min_rate, HostBw]. Starts at line rate, or at
- * init_rate_kbps. The rate is
- * the pacing rate; TIMELY has no window, so the window is the cap only.
+ * then rate within [min_rate, HostBw]. A completion is a segment of
+ * seg_bytes acknowledged: snd_una reaches the next multiple of seg_bytes
+ * counted from snd_nxt at init (at most one per ACK: an ACK that passes
+ * several boundaries completes once, the next completion is the next
+ * boundary past snd_una; an ACK without an RTT sample leaves its
+ * completion to the next ACK with one). seg_bytes 0 is the per-RTT clock
+ * of the HPCC and PowerTCP simulators instead: an update when snd_una
+ * reaches the snd_nxt of the last one. prev_rtt starts as the first
+ * sample (its difference 0). Starts at line rate, or at init_rate_kbps.
+ * The rate is the pacing rate; TIMELY has no window, so the window is the
+ * cap only.
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_TIMELY_H
@@ -31,11 +38,12 @@ struct timely_params {
 	__u32 host_bw_mbps;	/* line rate: the start and the ceiling */
 	__u32 alpha_ppm;	/* EWMA weight of the newest difference */
 	__u32 beta_ppm;		/* multiplicative decrease */
-	__u32 hai_n;		/* N: falling samples before HAI, and its step */
+	__u32 hai_n;		/* N: completions with g < 0 for HAI, its step */
 	__u32 delta_kbps;	/* delta, the additive step; 0 = HostBw / 1000 */
 	__u32 min_rate_kbps;	/* rate floor; 0 = HostBw / 100 */
 	__u32 max_cwnd_bytes;	/* the window: a cap only */
 	__u32 init_rate_kbps;	/* the starting rate; 0 = HostBw */
+	__u32 seg_bytes;	/* a completion per segment; 0 = once per RTT */
 };
 
 struct timely_state {
@@ -43,8 +51,8 @@ struct timely_state {
 	__u64 rtt_diff_ns;	/* rtt_diff, magnitude */
 	__u64 prev_rtt_ns;	/* 0 = no sample yet */
 	__u32 rtt_diff_neg;	/* rtt_diff < 0 */
-	__u32 falls;		/* consecutive samples with new_rtt_diff < 0 */
-	__u32 last_update_seq;	/* the next update when snd_una reaches it */
+	__u32 neg_grads;	/* consecutive completions with g < 0 */
+	__u32 next_seq;		/* the next completion when snd_una reaches it */
 	__u32 pad;
 };
 
@@ -90,7 +98,7 @@ LAW_INLINE void timely_init(struct timely_state *s,
 		mss = LAW_MSS_DEFAULT;
 	s->rate_Bps = rate_law_init_Bps(p->init_rate_kbps, p->min_rate_kbps,
 					p->host_bw_mbps);
-	s->last_update_seq = snd_nxt;
+	s->next_seq = law_seq_add(snd_nxt, p->seg_bytes);
 	out->trace = LAW_TR_INIT;
 	out->signal_ppm = LAW_PPM;
 	timely_output(s, p, mss, out);
@@ -117,6 +125,24 @@ LAW_INLINE void timely_ewma(struct timely_state *s, __u64 new_mag, int new_neg,
 		s->rtt_diff_ns = b - a;
 		s->rtt_diff_neg = new_neg;
 	}
+}
+
+/*
+ * Where the completion after this ACK's is: the first multiple of
+ * seg_bytes past snd_una (from the current boundary, which snd_una has
+ * reached: d < 2^31, so the step stays below 2^32 and wraps as sequence
+ * numbers do); or, per RTT, snd_nxt.
+ */
+LAW_INLINE __u32 timely_next_seq(const struct timely_state *s,
+				 const struct timely_params *p,
+				 const struct law_ack *ack)
+{
+	__u32 d = law_seq_sub(ack->snd_una, s->next_seq);
+
+	if (!p->seg_bytes)
+		return ack->snd_nxt;
+	return law_seq_add(s->next_seq,
+			   (__u32)(((__u64)d / p->seg_bytes + 1) * p->seg_bytes));
 }
 
 /* rate * (1 - beta * x), x in ppm, the factor floored at 0. */
@@ -146,22 +172,19 @@ LAW_INLINE void timely_on_ack(struct timely_state *s,
 		out->trace |= LAW_TR_NO_RTT | LAW_TR_HOLD;
 		goto done;
 	}
-	if (law_seq_after(s->last_update_seq, ack->snd_una)) {
-		out->trace |= LAW_TR_HOLD;	/* between updates */
+	if (law_seq_after(s->next_seq, ack->snd_una)) {
+		out->trace |= LAW_TR_HOLD;	/* no completion */
 		goto done;
 	}
-	s->last_update_seq = ack->snd_nxt;
+	s->next_seq = timely_next_seq(s, p, ack);
 	out->trace |= LAW_TR_RTT_UPDATE;
-	if (!s->prev_rtt_ns) {
-		/* The first sample: nothing to differentiate yet. */
+	if (!s->prev_rtt_ns)	/* the first sample: a difference of 0 */
 		s->prev_rtt_ns = rtt;
-		goto done;
-	}
 	neg = rtt < s->prev_rtt_ns;
 	mag = neg ? s->prev_rtt_ns - rtt : rtt - s->prev_rtt_ns;
 	s->prev_rtt_ns = rtt;
-	s->falls = neg ? law_min64(s->falls + 1, 1000000) : 0;
 	timely_ewma(s, mag, neg, p->alpha_ppm);
+	s->neg_grads = s->rtt_diff_neg ? law_min64(s->neg_grads + 1, 1000000) : 0;
 	/* |g| in ppm: rtt_diff < 2^43, so the product fits */
 	grad = s->rtt_diff_ns * LAW_PPM / law_max64(p->min_rtt_ns, 1);
 	if (rtt < p->t_low_ns) {
@@ -171,7 +194,7 @@ LAW_INLINE void timely_on_ack(struct timely_state *s,
 		rate = timely_cut(rate, p->beta_ppm,
 				  LAW_PPM - p->t_high_ns * LAW_PPM / rtt);
 	} else if (s->rtt_diff_neg || !grad) {
-		rate += (s->falls >= p->hai_n ? p->hai_n : 1) *
+		rate += (s->neg_grads >= p->hai_n ? p->hai_n : 1) *
 			timely_delta_Bps(p);
 	} else {
 		rate = timely_cut(rate, p->beta_ppm, grad);

@@ -76,8 +76,10 @@ type lawCheckDcqcnState struct {
 	BcBytes     uint64
 	T           uint32
 	Bc          uint32
-	Started     uint32
-	Pad         uint32
+	Started     uint8
+	CnpSeen     uint8
+	CnpPending  uint8
+	Pad         [5]uint8
 }
 
 type lawCheckDctcpParams struct {
@@ -363,17 +365,19 @@ type lawCheckTimelyParams struct {
 	MinRateKbps  uint32
 	MaxCwndBytes uint32
 	InitRateKbps uint32
+	SegBytes     uint32
+	_            [4]byte
 }
 
 type lawCheckTimelyState struct {
-	_             structs.HostLayout
-	RateBps       uint64
-	RttDiffNs     uint64
-	PrevRttNs     uint64
-	RttDiffNeg    uint32
-	Falls         uint32
-	LastUpdateSeq uint32
-	Pad           uint32
+	_          structs.HostLayout
+	RateBps    uint64
+	RttDiffNs  uint64
+	PrevRttNs  uint64
+	RttDiffNeg uint32
+	NegGrads   uint32
+	NextSeq    uint32
+	Pad        uint32
 }
 
 // Names of all BPF objects in the ELF.
