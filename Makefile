@@ -8,6 +8,11 @@ VMLINUX  := build/include/vmlinux.h
 # Packages whose tests need root, namespaces or real BPF run one at a time so
 # that rate and throughput measurements do not compete for the 2 cores.
 GOTEST_FLAGS ?= -p 1 -count=1 -timeout 18m
+# The commit the binary is built from, for run.json and the results page:
+# Go's own VCS stamp is off where GOFLAGS holds -buildvcs=false.
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo true || echo false)
+LDFLAGS  := -X main.buildRevision=$(REVISION) -X main.buildModified=$(MODIFIED)
 
 .PHONY: all bootstrap generate generated-check build run test vet fmt-check clean-build
 
@@ -37,7 +42,7 @@ generated-check:
 	@scripts/generated check
 
 build:
-	$(GO) build -o $(BIN) ./cmd/cclab
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cclab
 
 # The default experiment, then its report. The fixed run id replaces the
 # previous default run's directory (cclab itself refuses to overwrite a

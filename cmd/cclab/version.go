@@ -8,10 +8,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// buildRevision and buildModified are set by the Makefile (-ldflags -X)
+// from git, for builds without Go's VCS stamp (-buildvcs=false).
+var buildRevision, buildModified string
+
 // buildVersion describes the binary: module version and VCS revision when
-// the build recorded them.
+// the build recorded them (Go's stamp, else the Makefile's).
 func buildVersion() map[string]string {
 	v := map[string]string{"cclab": "devel"}
+	if buildRevision != "" {
+		v["revision"], v["modified"] = buildRevision, buildModified
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
