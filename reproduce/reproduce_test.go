@@ -164,6 +164,32 @@ func TestSuiteFilesLoad(t *testing.T) {
 	}
 }
 
+// loadSuiteFile writes src as the suite's only file, beside a copy of the
+// star topology it names, and loads the suite.
+func loadSuiteFile(t *testing.T, src string) (string, error) {
+	t.Helper()
+	top := t.TempDir()
+	dir, tdir := filepath.Join(top, "experiments", "reproduce"), filepath.Join(top, "topologies")
+	for _, d := range []string{dir, tdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, "topologies", "repro-star-2-1ms.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tdir, "repro-star-2-1ms.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "x.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(top)
+	return file, err
+}
+
 // A claim file with a mistake is refused with its file:line, the claim
 // and the reason, before anything runs; every mistaken claim of a file is
 // reported in one pass.
@@ -216,21 +242,7 @@ reproduce:
 		{"statistic: mean\n      n: 3\n      band: factor2", ", value: 0.67", "ratio: {a: hpcc, b: cubic, metric: queue_peak, direction: below}", "use band improvement"},
 		{"statistic: median\n      n: 6\n      band: limit", "", "value: {cc: hpcc, metric: drain_rtts, bound: at_most, limit: 1}", "the file runs 3 seeds, so the claim could only ever be too few"},
 	} {
-		dir := filepath.Join(t.TempDir(), "experiments", "reproduce")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		src := fmt.Sprintf(base, tc.stat, tc.paper, tc.check)
-		file := filepath.Join(dir, "x.yaml")
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// The topology path is relative to the file: give it one.
-		tdir := filepath.Join(filepath.Dir(filepath.Dir(dir)), "topologies")
-		os.MkdirAll(tdir, 0o755)
-		b, _ := os.ReadFile(filepath.Join(root, "topologies", "repro-star-2-1ms.yaml"))
-		os.WriteFile(filepath.Join(tdir, "repro-star-2-1ms.yaml"), b, 0o644)
-		_, err := Load(filepath.Dir(filepath.Dir(dir)))
+		file, err := loadSuiteFile(t, fmt.Sprintf(base, tc.stat, tc.paper, tc.check))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s %s: %v, want %q", tc.stat, tc.paper, tc.check, err, tc.want)
 			continue
@@ -249,20 +261,6 @@ reproduce:
 
 // Every mistaken claim of a file is reported in one pass, each at its line.
 func TestSpecErrorsAllAtOnce(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "experiments", "reproduce")
-	tdir := filepath.Join(filepath.Dir(filepath.Dir(dir)), "topologies")
-	for _, d := range []string{dir, tdir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(root, "topologies", "repro-star-2-1ms.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tdir, "repro-star-2-1ms.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	src := `name: x
 topology: ../../topologies/repro-star-2-1ms.yaml
 compare: [hpcc, cubic]
@@ -290,11 +288,7 @@ reproduce:
       paper: {where: "5.2", quote: q}
       value: {cc: hpcc, metric: drain_rtts, bound: at_most, limit: 1}
 `
-	file := filepath.Join(dir, "x.yaml")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Load(filepath.Dir(filepath.Dir(dir)))
+	file, err := loadSuiteFile(t, src)
 	for _, want := range []string{file + `:13: claim "one": statistic p99 is a percentile over flows`, file + `:20: claim "two": n 2: mean needs at least 3 runs`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q in %v", want, err)
