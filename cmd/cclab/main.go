@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,6 +24,10 @@ func main() {
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "cclab:", err)
 		stop()
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
 		os.Exit(1)
 	}
 }
@@ -47,6 +52,7 @@ func newRootCmd() *cobra.Command {
 		newCCCmd(),
 		newReproduceCmd(),
 		newCalibrateCmd(),
+		newSweepCmd(),
 	)
 	return root
 }

@@ -1,0 +1,184 @@
+package reproduce
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/hostlock"
+	"cclab/orchestrator/runner"
+)
+
+// MarkerFile is a finished task's result marker, in the task's directory.
+const MarkerFile = "done.json"
+
+// Marker is a finished task: which plan and task, where it ran, its
+// fidelity and its outcome (the runs' directories sit beside it).
+type Marker struct {
+	Plan     string     `json:"plan"` // the plan's sha256
+	Task     Task       `json:"task"`
+	Node     Node       `json:"node"`
+	Started  string     `json:"started"`
+	Finished string     `json:"finished"`
+	Faithful bool       `json:"faithful"` // every variant ran and was judged faithful
+	Run      RunOutcome `json:"run"`
+}
+
+// Node is the machine a task ran on.
+type Node struct {
+	Hostname string  `json:"hostname"`
+	CPU      string  `json:"cpu"`
+	Cores    int     `json:"cores"` // the CPUs this process may use
+	Kernel   string  `json:"kernel"`
+	Steal    float64 `json:"steal_share"` // of all CPU time since boot, taken by the hypervisor
+}
+
+// TaskDir is where a task runs and leaves its marker.
+func (p *Plan) TaskDir(t Task) string {
+	return filepath.Join(p.Out, "tasks", fmt.Sprintf("%s-seed%d", t.Experiment, t.Seed))
+}
+
+// RunOneOptions configure RunOne.
+type RunOneOptions struct {
+	Revision string // this build's commit; the plan's must match
+	Log      io.Writer
+	Wait     bool   // wait for the host lock instead of failing with hostlock.ErrBusy
+	LockPath string // default hostlock.DefaultPath
+	Retries  int    // degraded variants run again
+	Versions map[string]string
+	// Extensions are the runner's run extensions, as `cclab run` uses them.
+	Extensions func() []runner.Extension
+}
+
+// RunOne runs the plan's task index into its directory and writes its
+// marker; a task whose marker is there already returns it at once (done
+// true), so a requeued task costs nothing. Two RunOne on one host take
+// turns (the host lock).
+func RunOne(ctx context.Context, planPath string, index int, opt RunOneOptions) (m *Marker, done bool, err error) {
+	p, id, err := ReadPlan(planPath)
+	if err != nil {
+		return nil, false, err
+	}
+	if index < 0 || index >= len(p.Tasks) {
+		return nil, false, fmt.Errorf("task %d: the plan has tasks 0-%d", index, len(p.Tasks)-1)
+	}
+	t := p.Tasks[index]
+	dir := p.TaskDir(t)
+	marker := filepath.Join(dir, MarkerFile)
+	if m, err := readMarker(marker); err == nil {
+		if m.Plan != id {
+			return nil, false, fmt.Errorf("%s belongs to another plan (%s): give this plan its own directory", marker, m.Plan[:12])
+		}
+		return m, true, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, false, err
+	}
+	if err := p.check(opt.Revision); err != nil {
+		return nil, false, err
+	}
+	exps, err := Find(p.Root, []string{t.Experiment})
+	if err != nil {
+		return nil, false, err
+	}
+	lockPath := opt.LockPath
+	if lockPath == "" {
+		lockPath = hostlock.DefaultPath
+	}
+	lock, err := hostlock.Acquire(ctx, lockPath, opt.Wait)
+	if err != nil {
+		return nil, false, err
+	}
+	defer lock.Release()
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	m = &Marker{Plan: id, Task: t, Node: thisNode(), Started: time.Now().UTC().Format(time.RFC3339)}
+	fmt.Fprintf(opt.Log, "-- task %d: %s, seed %d, into %s\n", index, t.Experiment, t.Seed, dir)
+	pr, err := runner.Prepare(filepath.Join(p.Root, exps[0].File))
+	if err != nil {
+		return nil, false, err
+	}
+	m.Run = runSeed(ctx, exps[0], pr, t.Seed, Options{Root: p.Root, Out: filepath.Join(dir, "runs"), Log: opt.Log,
+		Versions: opt.Versions, Extensions: opt.Extensions, Retries: opt.Retries})
+	if err := ctx.Err(); err != nil {
+		return nil, false, err // an interrupted task leaves no marker: it runs again
+	}
+	m.Finished = time.Now().UTC().Format(time.RFC3339)
+	m.Faithful = m.Run.Error == "" && len(m.Run.Variants) > 0
+	for _, v := range m.Run.Variants {
+		m.Faithful = m.Faithful && v.Status == "ran" && v.Fidelity == "faithful"
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := atomicWrite(marker, append(b, '\n')); err != nil {
+		return nil, false, err
+	}
+	return m, false, nil
+}
+
+// readMarker reads a marker; a file that does not parse is an error
+// naming it.
+func readMarker(path string) (*Marker, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Marker
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("result marker %s is corrupt: %w (remove it to run the task again)", path, err)
+	}
+	if m.Plan == "" || m.Task.Experiment == "" {
+		return nil, fmt.Errorf("result marker %s is corrupt: no plan or task", path)
+	}
+	return &m, nil
+}
+
+// thisNode describes the machine.
+func thisNode() Node {
+	n := Node{Cores: runtime.GOMAXPROCS(0)}
+	n.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		n.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				n.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		var total, steal float64
+		for i, f := range strings.Fields(line)[1:] {
+			x, _ := strconv.ParseFloat(f, 64)
+			if i < 8 { // user .. steal; guest is counted in user
+				total += x
+			}
+			if i == 7 {
+				steal = x
+			}
+		}
+		if total > 0 {
+			n.Steal = steal / total
+		}
+	}
+	return n
+}
