@@ -63,6 +63,7 @@ test: bootstrap
 	@scripts/generated check
 	@$(MAKE) --no-print-directory build fmt-check vet
 	$(GO) test $(GOTEST_FLAGS) ./...
+	cd reproduce/kubecheck && $(GO) test -count=1 ./...
 
 clean-build:
 	rm -rf bin build
