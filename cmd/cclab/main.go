@@ -53,6 +53,7 @@ func newRootCmd() *cobra.Command {
 		newReproduceCmd(),
 		newCalibrateCmd(),
 		newSweepCmd(),
+		newDoctorCmd(),
 	)
 	return root
 }
