@@ -1,7 +1,6 @@
 package reproduce
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,15 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"cclab/internal/hostlock"
 	"cclab/orchestrator/runner"
+	"cclab/rundir"
 )
 
 // MarkerFile is a finished task's result marker, in the task's directory.
@@ -26,22 +21,13 @@ const MarkerFile = "done.json"
 // Marker is a finished task: which plan and task, where it ran, its
 // fidelity and its outcome (the runs' directories sit beside it).
 type Marker struct {
-	Plan     string     `json:"plan"` // the plan's sha256
-	Task     Task       `json:"task"`
-	Node     Node       `json:"node"`
-	Started  string     `json:"started"`
-	Finished string     `json:"finished"`
-	Faithful bool       `json:"faithful"` // every variant ran and was judged faithful
-	Run      RunOutcome `json:"run"`
-}
-
-// Node is the machine a task ran on.
-type Node struct {
-	Hostname string  `json:"hostname"`
-	CPU      string  `json:"cpu"`
-	Cores    int     `json:"cores"` // the CPUs this process may use
-	Kernel   string  `json:"kernel"`
-	Steal    float64 `json:"steal_share"` // of all CPU time since boot, taken by the hypervisor
+	Plan     string      `json:"plan"` // the plan's sha256
+	Task     Task        `json:"task"`
+	Node     rundir.Node `json:"node"`
+	Started  string      `json:"started"`
+	Finished string      `json:"finished"`
+	Faithful bool        `json:"faithful"` // every variant ran and was judged faithful
+	Run      RunOutcome  `json:"run"`
 }
 
 // TaskDir is where a task runs and leaves its marker.
@@ -103,7 +89,7 @@ func RunOne(ctx context.Context, planPath string, index int, opt RunOneOptions) 
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	m = &Marker{Plan: id, Task: t, Node: thisNode(), Started: time.Now().UTC().Format(time.RFC3339)}
+	m = &Marker{Plan: id, Task: t, Node: runner.ThisNode(0), Started: time.Now().UTC().Format(time.RFC3339)}
 	fmt.Fprintf(opt.Log, "-- task %d: %s, seed %d, into %s\n", index, t.Experiment, t.Seed, dir)
 	pr, err := runner.Prepare(filepath.Join(p.Root, exps[0].File))
 	if err != nil {
@@ -144,41 +130,4 @@ func readMarker(path string) (*Marker, error) {
 		return nil, fmt.Errorf("result marker %s is corrupt: no plan or task", path)
 	}
 	return &m, nil
-}
-
-// thisNode describes the machine.
-func thisNode() Node {
-	n := Node{Cores: runtime.GOMAXPROCS(0)}
-	n.Hostname, _ = os.Hostname()
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		n.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				n.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		line, _, _ := strings.Cut(string(b), "\n")
-		var total, steal float64
-		for i, f := range strings.Fields(line)[1:] {
-			x, _ := strconv.ParseFloat(f, 64)
-			if i < 8 { // user .. steal; guest is counted in user
-				total += x
-			}
-			if i == 7 {
-				steal = x
-			}
-		}
-		if total > 0 {
-			n.Steal = steal / total
-		}
-	}
-	return n
 }

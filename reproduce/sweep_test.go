@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cclab/orchestrator/runner"
+	"cclab/rundir"
 )
 
 // copyRoot is a repository holding only the smoke experiment and its
@@ -99,7 +100,7 @@ func TestGatherReportsMissingAndRefused(t *testing.T) {
 		}
 		return path
 	}
-	good := Marker{Plan: id, Task: p.Tasks[0], Node: Node{Hostname: "n1"}, Faithful: false,
+	good := Marker{Plan: id, Task: p.Tasks[0], Node: rundir.Node{Hostname: "n1"}, Faithful: false,
 		Run: RunOutcome{Seed: 1, Variants: []VariantOutcome{{CC: "cubic", Status: "ran", Fidelity: "degraded: CPU stolen", Metrics: Metrics{"recovery_rtts": 3}}}}}
 	write(p.Tasks[0], must(json.Marshal(good)))
 	other := good

@@ -77,6 +77,17 @@ type Kernel struct {
 	Version string `json:"version"`
 }
 
+// Node is the machine a run ran on, so that runs of a sweep spread over
+// many can be told apart.
+type Node struct {
+	Hostname string `json:"hostname"`
+	CPU      string `json:"cpu"`  // the first CPU's model name
+	CPUs     []int  `json:"cpus"` // the CPUs the run may use (its cpuset)
+	// StealIdle is the share of all CPU time the hypervisor took over a
+	// short window before the run built anything (-1: not measured).
+	StealIdle float64 `json:"steal_idle_share"`
+}
+
 // FlowCounts counts the workload's flows by outcome.
 type FlowCounts struct {
 	Total  int `json:"total"`

@@ -1,8 +1,11 @@
 package cpustat
 
 import (
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The steal reading covers the time since its mark, in shares of CPU time.
@@ -48,5 +51,30 @@ func TestReadShares(t *testing.T) {
 	}
 	if BusyShare(b, a) != 0 {
 		t.Error("a reading against a later one is not 0")
+	}
+}
+
+// The allowed CPUs follow the process's affinity: narrowed to one CPU
+// (as a cpuset would), Allowed names exactly that CPU's id.
+func TestAllowedFollowsAffinity(t *testing.T) {
+	all, err := Allowed()
+	if err != nil || len(all) == 0 {
+		t.Fatalf("allowed: %v %v", all, err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	last := all[len(all)-1]
+	var one unix.CPUSet
+	one.Set(last)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Allowed(); err != nil || len(got) != 1 || got[0] != last {
+		t.Errorf("narrowed to CPU %d: %v %v", last, got, err)
 	}
 }

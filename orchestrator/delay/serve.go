@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"cclab/internal/cpustat"
 	"cclab/internal/nsexec"
 	"cclab/orchestrator/delay/line"
 )
@@ -59,7 +59,7 @@ func (s *Server) PacketCPUs() []int {
 		return nil
 	}
 	var out []int
-	for c := 0; c < runtime.NumCPU(); c++ {
+	for _, c := range cpustat.AllowedOrAll() {
 		if c != s.cpu {
 			out = append(out, c)
 		}
@@ -85,8 +85,9 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 		}
 	}()
 	cfg := line.Config{CPU: opt.CPU, RTPriority: opt.RTPriority, Tolerance: Tolerance(pl)}
+	allowed := cpustat.AllowedOrAll()
 	if cfg.CPU < 0 {
-		cfg.CPU = runtime.NumCPU() - 1
+		cfg.CPU = allowed[len(allowed)-1] // the last CPU this process may use (its cpuset's)
 	}
 	if cfg.RTPriority == 0 {
 		cfg.RTPriority = 50
@@ -120,7 +121,7 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 		cfg.Ports = append(cfg.Ports, lp)
 	}
 	s.cpu = cfg.CPU
-	if len(opt.Steer) > 0 && runtime.NumCPU() > 1 {
+	if len(opt.Steer) > 0 && len(allowed) > 1 {
 		if err := Steer(opt.Steer, cfg.CPU); err != nil {
 			return nil, err
 		}

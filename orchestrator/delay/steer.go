@@ -4,22 +4,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 
+	"cclab/internal/cpustat"
 	"cclab/internal/nsexec"
 )
 
 // Steer sets every interface of the namespaces to hand its received
-// packets (RPS) to the CPUs other than the line's: the softirq work of
+// packets (RPS) to the CPUs this process may use (its cpuset) other than
+// the line's: the softirq work of
 // forwarding and receiving then never runs on the line's CPU, where it
 // would hold the line up for a whole batch (hundreds of microseconds on
 // a loaded machine). The line's own sends hand their
 // packets over the same way.
 func Steer(namespaces []string, lineCPU int) error {
 	var mask uint64
-	for c := 0; c < runtime.NumCPU() && c < 64; c++ {
-		if c != lineCPU {
+	for _, c := range cpustat.AllowedOrAll() {
+		if c != lineCPU && c < 64 {
 			mask |= 1 << c
 		}
 	}

@@ -288,7 +288,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	log := opt.Log
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
-		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Versions: opt.Versions,
+		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return sum, err

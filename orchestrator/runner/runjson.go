@@ -36,6 +36,7 @@ type RunJSON struct {
 	Framing       rundir.Framing       `json:"framing"`
 	CC            map[string]rundir.CC `json:"cc"`
 	Kernel        rundir.Kernel        `json:"kernel"`
+	Node          rundir.Node          `json:"node"`
 	Versions      map[string]string    `json:"versions"`
 	Health        health.Report        `json:"health"`
 	// Delay is where the propagation delay was and what held it.

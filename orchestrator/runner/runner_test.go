@@ -190,6 +190,11 @@ workload:
 		Kernel struct {
 			Release string `json:"release"`
 		} `json:"kernel"`
+		Node struct {
+			Hostname  string  `json:"hostname"`
+			CPUs      []int   `json:"cpus"`
+			StealIdle float64 `json:"steal_idle_share"`
+		} `json:"node"`
 		Framing struct {
 			MSS int `json:"mss"`
 		} `json:"framing"`
@@ -218,6 +223,7 @@ workload:
 	readRunJSON(t, dir, &rj)
 	if rj.ID != string(id) || rj.Seed != 3 || rj.ClockOffsetNs <= 0 || !strings.Contains(rj.Experiment.Source, "fan_in: 8") ||
 		len(rj.Topology.Nodes) != 18 || rj.Kernel.Release == "" || rj.Framing.MSS != 1448 || rj.Health.RTT.MedianNs <= 0 ||
+		rj.Node.Hostname == "" || len(rj.Node.CPUs) == 0 || rj.Node.StealIdle < 0 ||
 		rj.CaptureDrops != 0 || len(rj.Capture) != 17 {
 		t.Fatalf("run.json: %+v", rj)
 	}
