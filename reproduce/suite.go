@@ -32,6 +32,10 @@ type Options struct {
 	// Retries is how many times a seed's variants judged degraded are run
 	// again (0: never).
 	Retries int
+	// LockPath is the host lock (default hostlock.DefaultPath); Wait
+	// waits for it rather than failing when another run holds it.
+	LockPath string
+	Wait     bool
 }
 
 // Health is what run.json says about the emulation of one variant.
@@ -114,9 +118,13 @@ type Outcome struct {
 	Versions map[string]string `json:"versions,omitempty"`
 }
 
-// Run runs, analyses and judges each experiment in turn. An experiment
-// that cannot run is an Outcome with its reason, not an error; the error
-// is for cancellation.
+// Run is the suite's local executor: it plans the experiments (each
+// file's seeds) into a sweep under opt.Out, runs its tasks here one after
+// another (each under the host lock, its degraded variants run again per
+// opt.Retries, each leaving its marker, so that `cclab sweep gather` reads
+// the same plan), and judges each experiment as the gather does. An
+// experiment that cannot run is an Outcome with its reason, not an error;
+// the error is for cancellation.
 func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, error) {
 	if opt.Out == "" {
 		opt.Out = filepath.Join("results", "reproduce")
@@ -124,11 +132,16 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
+	plan, id, err := localPlan(exps, opt)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opt.Log, "== plan %s: %d tasks\n", filepath.Join(plan.Out, PlanFile), len(plan.Tasks))
 	var out []*Outcome
 	begin := time.Now()
 	for i, e := range exps {
 		fmt.Fprintf(opt.Log, "== [%d/%d] %s: %s (%s), seeds %v\n", i+1, len(exps), e.Name, e.Title, e.Paper, e.Seeds)
-		o := runOne(ctx, e, opt)
+		o := runExperiment(ctx, plan, id, e, opt)
 		out = append(out, o)
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -144,27 +157,68 @@ func Run(ctx context.Context, exps []*Experiment, opt Options) ([]*Outcome, erro
 	return out, nil
 }
 
-func runOne(ctx context.Context, e *Experiment, opt Options) *Outcome {
+// localPlan plans the experiments as loaded (their seeds) into a new
+// directory under opt.Out.
+func localPlan(exps []*Experiment, opt Options) (*Plan, string, error) {
+	out, err := filepath.Abs(filepath.Join(opt.Out, "plan-"+time.Now().UTC().Format("20060102-150405")+"-"+string(runid.New())))
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return nil, "", err
+	}
+	p := &Plan{Format: planFormat, Revision: opt.Versions["revision"], Created: time.Now().UTC().Format(time.RFC3339), Root: root, Out: out}
+	for _, e := range exps {
+		sum, err := fileSHA256(filepath.Join(root, e.File))
+		if err != nil {
+			return nil, "", err
+		}
+		p.Experiments = append(p.Experiments, PlanExperiment{Name: e.Name, File: e.File, SHA256: sum, Seeds: e.Seeds})
+		for _, s := range e.Seeds {
+			p.Tasks = append(p.Tasks, Task{Index: len(p.Tasks), Experiment: e.Name, Seed: s})
+		}
+	}
+	if err := p.Write(); err != nil {
+		return nil, "", err
+	}
+	_, id, err := ReadPlan(filepath.Join(out, PlanFile))
+	return p, id, err
+}
+
+// runExperiment runs the plan's tasks of one experiment and judges them.
+func runExperiment(ctx context.Context, p *Plan, id string, e *Experiment, opt Options) *Outcome {
 	begin := time.Now()
-	o := &Outcome{Name: e.Name, Title: e.Title, Paper: e.Paper, File: e.File, Compare: e.Compare,
-		Started: begin.UTC().Format(time.RFC3339), Metrics: e.Metrics, Order: e.Order, Figures: e.Figures, Versions: opt.Versions}
+	o := newOutcome(e, p, opt.Versions)
+	o.Started = begin.UTC().Format(time.RFC3339)
 	defer func() { o.Seconds = time.Since(begin).Seconds() }()
-	p, err := runner.Prepare(filepath.Join(opt.Root, e.File))
+	pr, err := runner.Prepare(filepath.Join(opt.Root, e.File))
 	if err != nil {
 		o.Error = err.Error()
 		judge(e, o)
 		return o
 	}
-	o.Switch = p.Exp.Switch != nil
-	for _, seed := range e.Seeds {
-		if ctx.Err() != nil {
-			break
+	o.Switch = pr.Exp.Switch != nil
+	for _, t := range p.Tasks {
+		if t.Experiment != e.Name || ctx.Err() != nil {
+			continue
 		}
-		fmt.Fprintf(opt.Log, "-- %s, seed %d\n", e.Name, seed)
-		o.Runs = append(o.Runs, runSeed(ctx, e, p, seed, opt))
+		fmt.Fprintf(opt.Log, "-- %s, seed %d\n", e.Name, t.Seed)
+		m, _, err := runTask(ctx, p, id, t, e, pr, opt)
+		if err != nil {
+			o.Runs = append(o.Runs, RunOutcome{Seed: t.Seed, Error: err.Error()})
+			continue
+		}
+		o.Runs = append(o.Runs, m.Run)
 	}
 	judge(e, o)
 	return o
+}
+
+// newOutcome is an experiment's outcome before its runs.
+func newOutcome(e *Experiment, p *Plan, versions map[string]string) *Outcome {
+	return &Outcome{Name: e.Name, Title: e.Title, Paper: e.Paper, File: e.File, Compare: e.Compare, Started: p.Created,
+		Metrics: e.Metrics, Order: e.Order, Figures: e.Figures, Versions: versions}
 }
 
 // runSeed runs every variant with one workload seed and measures them.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"cclab/orchestrator/runner"
 )
 
 // GatherReport is what a gather found: the experiments judged, and the
@@ -79,8 +81,10 @@ func Gather(planPath, docs string) (*GatherReport, error) {
 			return r, err
 		}
 		e := exps[0]
-		o := &Outcome{Name: e.Name, Title: e.Title, Paper: e.Paper, File: e.File, Compare: e.Compare, Metrics: e.Metrics,
-			Order: e.Order, Figures: e.Figures, Started: p.Created, Versions: map[string]string{"revision": p.Revision}}
+		o := newOutcome(e, p, map[string]string{"revision": p.Revision})
+		if pr, err := runner.Prepare(filepath.Join(p.Root, e.File)); err == nil {
+			o.Switch = pr.Exp.Switch != nil
+		}
 		o.Runs = runs[e.Name]
 		slices.SortFunc(o.Runs, func(a, b RunOutcome) int { return int(a.Seed - b.Seed) })
 		if len(o.Runs) == 0 {

@@ -90,7 +90,7 @@ func MakePlan(names []string, opt PlanOptions) (*Plan, error) {
 		}
 		seeds := e.Seeds
 		switch {
-		case opt.Flows > 0:
+		case opt.Flows > 0 && (hasFlowClaims(e) || (len(names) == 1 && names[0] != "all")):
 			if seeds, err = seedsForFlows(e, root, opt.Flows, opt.MaxSeeds); err != nil {
 				return nil, err
 			}
@@ -106,6 +106,17 @@ func MakePlan(names []string, opt PlanOptions) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// hasFlowClaims reports whether a claim of e reads per-flow numbers
+// (an experiment without one keeps its seeds under --flows).
+func hasFlowClaims(e *Experiment) bool {
+	for _, c := range e.Claims {
+		if e.measure.perFlow(c.metric()) {
+			return true
+		}
+	}
+	return false
 }
 
 // seedsForFlows is the fewest seeds 1..k whose planned workloads give

@@ -77,6 +77,22 @@ func RunOne(ctx context.Context, planPath string, index int, opt RunOneOptions) 
 	if err != nil {
 		return nil, false, err
 	}
+	pr, err := runner.Prepare(filepath.Join(p.Root, exps[0].File))
+	if err != nil {
+		return nil, false, err
+	}
+	return runTask(ctx, p, id, t, exps[0], pr, Options{Root: p.Root, Log: opt.Log, Versions: opt.Versions,
+		Extensions: opt.Extensions, Retries: opt.Retries, LockPath: opt.LockPath, Wait: opt.Wait})
+}
+
+// runTask runs a task under the host lock into its directory and writes
+// its marker; a marker of this plan already there is returned (done).
+func runTask(ctx context.Context, p *Plan, id string, t Task, e *Experiment, pr *runner.Prepared, opt Options) (*Marker, bool, error) {
+	dir := p.TaskDir(t)
+	marker := filepath.Join(dir, MarkerFile)
+	if m, err := readMarker(marker); err == nil && m.Plan == id {
+		return m, true, nil
+	}
 	lockPath := opt.LockPath
 	if lockPath == "" {
 		lockPath = hostlock.DefaultPath
@@ -89,14 +105,10 @@ func RunOne(ctx context.Context, planPath string, index int, opt RunOneOptions) 
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	m = &Marker{Plan: id, Task: t, Node: runner.ThisNode(0), Started: time.Now().UTC().Format(time.RFC3339)}
-	fmt.Fprintf(opt.Log, "-- task %d: %s, seed %d, into %s\n", index, t.Experiment, t.Seed, dir)
-	pr, err := runner.Prepare(filepath.Join(p.Root, exps[0].File))
-	if err != nil {
-		return nil, false, err
-	}
-	m.Run = runSeed(ctx, exps[0], pr, t.Seed, Options{Root: p.Root, Out: filepath.Join(dir, "runs"), Log: opt.Log,
-		Versions: opt.Versions, Extensions: opt.Extensions, Retries: opt.Retries})
+	m := &Marker{Plan: id, Task: t, Node: runner.ThisNode(0), Started: time.Now().UTC().Format(time.RFC3339)}
+	fmt.Fprintf(opt.Log, "-- task %d: %s, seed %d, into %s\n", t.Index, t.Experiment, t.Seed, dir)
+	opt.Out = filepath.Join(dir, "runs")
+	m.Run = runSeed(ctx, e, pr, t.Seed, opt)
 	if err := ctx.Err(); err != nil {
 		return nil, false, err // an interrupted task leaves no marker: it runs again
 	}

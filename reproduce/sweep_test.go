@@ -166,4 +166,16 @@ func TestPlanSeedsForFlows(t *testing.T) {
 	if _, err := MakePlan([]string{"smoke"}, PlanOptions{Root: root, Out: t.TempDir(), Flows: 10}); err == nil || !strings.Contains(err.Error(), "give --seeds") {
 		t.Errorf("smoke has no per-flow claim: %v", err)
 	}
+	// In the whole suite, an experiment without per-flow claims keeps its
+	// own seeds.
+	all, err := MakePlan([]string{"all"}, PlanOptions{Root: root, Out: t.TempDir(), Flows: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pe := range all.Experiments {
+		e, _ := Find(root, []string{pe.Name})
+		if !hasFlowClaims(e[0]) && len(pe.Seeds) != len(e[0].Seeds) {
+			t.Errorf("%s: %d seeds, its file's %d", pe.Name, len(pe.Seeds), len(e[0].Seeds))
+		}
+	}
 }

@@ -85,7 +85,7 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 			if quiet {
 				logw = io.Discard
 			}
-			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion(), Retries: retries}
+			opt := reproduce.Options{Root: root, Out: out, Log: logw, Versions: buildVersion(), Retries: retries, Wait: true}
 			outs, runErr := reproduce.Run(cmd.Context(), exps, opt)
 			if !noPage && len(outs) > 0 {
 				if docs == "" {
