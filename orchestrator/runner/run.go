@@ -287,7 +287,7 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Options, laws *lawState, switches *intswitch.Cache) (sum Summary, err error) {
 	log := opt.Log
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
-		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source)},
+		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source), SHA256: sourceSHA256(string(p.Source))},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {

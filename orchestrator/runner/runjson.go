@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"strings"
 
@@ -66,6 +68,15 @@ type RunJSON struct {
 type ExperimentJSON struct {
 	*experiment.Experiment
 	Source string `json:"source"`
+	// SHA256 is the source's content hash: which version of the file the
+	// run was made from, as a sweep's plan records it.
+	SHA256 string `json:"source_sha256"`
+}
+
+// sourceSHA256 is the hex sha256 of an experiment file's text.
+func sourceSHA256(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(sum[:])
 }
 
 func kernel() rundir.Kernel {

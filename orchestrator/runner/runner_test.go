@@ -183,6 +183,7 @@ workload:
 		Seed          int64  `json:"seed"`
 		Experiment    struct {
 			Source string `json:"source"`
+			SHA256 string `json:"source_sha256"`
 		} `json:"experiment"`
 		Topology struct {
 			Nodes []any `json:"nodes"`
@@ -223,7 +224,7 @@ workload:
 	readRunJSON(t, dir, &rj)
 	if rj.ID != string(id) || rj.Seed != 3 || rj.ClockOffsetNs <= 0 || !strings.Contains(rj.Experiment.Source, "fan_in: 8") ||
 		len(rj.Topology.Nodes) != 18 || rj.Kernel.Release == "" || rj.Framing.MSS != 1448 || rj.Health.RTT.MedianNs <= 0 ||
-		rj.Node.Hostname == "" || len(rj.Node.CPUs) == 0 || rj.Node.StealIdle < 0 ||
+		rj.Node.Hostname == "" || len(rj.Node.CPUs) == 0 || rj.Node.StealIdle < 0 || rj.Experiment.SHA256 != sourceSHA256(rj.Experiment.Source) ||
 		rj.CaptureDrops != 0 || len(rj.Capture) != 17 {
 		t.Fatalf("run.json: %+v", rj)
 	}
