@@ -248,33 +248,13 @@ func seedNumber(c ClaimSpec, st statistic, d seedData, perFlow bool) (float64, i
 		return one(c.Value.CC)
 	}
 	if !perFlow {
-		return ratio(d.values[c.Ratio.A], d.values[c.Ratio.B]), 1
+		return stats.Ratio(d.values[c.Ratio.A], d.values[c.Ratio.B]), 1
 	}
 	// The flows both laws ran, as the pooled ratio pairs them.
 	p := pairFlows(d.samples[c.Ratio.A], d.samples[c.Ratio.B])
 	slices.Sort(p.A)
 	slices.Sort(p.B)
-	return ratio(metrics.Percentile(p.A, st.p), metrics.Percentile(p.B, st.p)), len(p.A)
-}
-
-// ratio is a/b with the rules for a never (+Inf): a finite against a
-// never is 0 or +Inf, never against never or 0/0 is NaN.
-func ratio(a, b float64) float64 {
-	switch {
-	case math.IsNaN(a) || math.IsNaN(b):
-		return math.NaN()
-	case math.IsInf(a, 1) && math.IsInf(b, 1):
-		return math.NaN()
-	case math.IsInf(b, 1):
-		return 0
-	case math.IsInf(a, 1):
-		return math.Inf(1)
-	case b == 0 && a == 0:
-		return math.NaN()
-	case b == 0:
-		return math.Inf(1)
-	}
-	return a / b
+	return stats.Ratio(metrics.Percentile(p.A, st.p), metrics.Percentile(p.B, st.p)), len(p.A)
 }
 
 // pooled is the claim's statistic over the faithful runs, its interval
@@ -358,7 +338,7 @@ func pooled(c ClaimSpec, st statistic, runs []seedData, perFlow bool) (float64, 
 	var logs []float64
 	var dropped []string
 	for _, d := range runs {
-		r := ratio(d.values[a], d.values[b])
+		r := stats.Ratio(d.values[a], d.values[b])
 		if math.IsNaN(r) {
 			dropped = append(dropped, fmt.Sprintf("seed %d (%s / %s undefined)", d.seed, num(d.values[a], ""), num(d.values[b], "")))
 			continue

@@ -32,7 +32,7 @@ type Paired struct{ A, B []float64 }
 func RatioCI(seeds []Paired, stat func(sorted []float64) float64, b int, seed uint64, conf float64) (est float64, ci Interval) {
 	u := newUnits(seeds)
 	pa, pb := drawnPool(u.a, u.orderA, nil, nil), drawnPool(u.b, u.orderB, nil, nil)
-	est = ratio(stat(pa), stat(pb))
+	est = Ratio(stat(pa), stat(pb))
 	if len(seeds) == 0 {
 		return est, unbounded()
 	}
@@ -48,13 +48,15 @@ func RatioCI(seeds []Paired, stat func(sorted []float64) float64, b int, seed ui
 		}
 		pa = drawnPool(u.a, u.orderA, counts, pa[:0])
 		pb = drawnPool(u.b, u.orderB, counts, pb[:0])
-		return ratio(stat(pa), stat(pb))
+		return Ratio(stat(pa), stat(pb))
 	})
 	return est, ci
 }
 
-// ratio is the ratio of two laws' statistics; see RatioCI for its rules.
-func ratio(a, b float64) float64 { return a / b }
+// Ratio is the ratio of two laws' statistics, with RatioCI's rules for a
+// never (+Inf) and a zero: IEEE division does them for non-negative
+// numbers (x/+Inf = 0, +Inf/x = +Inf, +Inf/+Inf and 0/0 NaN, x/0 = +Inf).
+func Ratio(a, b float64) float64 { return a / b }
 
 // units flattens the seeds' units into one index space. Each law's
 // non-NaN units are sorted once by value, so that a resample's sorted pool

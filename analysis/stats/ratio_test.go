@@ -35,11 +35,11 @@ func TestRatioRules(t *testing.T) {
 	for _, c := range []struct{ a, b, want float64 }{
 		{3, inf, 0}, {inf, 3, inf}, {3, 0, inf}, {3, 2, 1.5},
 	} {
-		if got := ratio(c.a, c.b); got != c.want {
+		if got := Ratio(c.a, c.b); got != c.want {
 			t.Errorf("%v/%v = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
-	if !math.IsNaN(ratio(inf, inf)) || !math.IsNaN(ratio(0, 0)) {
+	if !math.IsNaN(Ratio(inf, inf)) || !math.IsNaN(Ratio(0, 0)) {
 		t.Error("+Inf/+Inf and 0/0 should be NaN")
 	}
 }
@@ -72,7 +72,7 @@ func TestRatioCIPaired(t *testing.T) {
 				b = append(b, s.B[r.IntN(len(s.B))])
 			}
 		}
-		return ratio(metrics.Percentile(Pool(a), 99), metrics.Percentile(Pool(b), 99))
+		return Ratio(metrics.Percentile(Pool(a), 99), metrics.Percentile(Pool(b), 99))
 	})
 	if unpaired == (Interval{Lo: 0.5, Hi: 0.5}) {
 		t.Error("unpaired resampling also gives exactly 0.5: the test data cannot tell pairing")
@@ -92,7 +92,7 @@ func naiveRatioCI(seeds []Paired, stat func([]float64) float64, b int, seed uint
 				bb = append(bb, s.B[i])
 			}
 		}
-		return ratio(stat(Pool(a)), stat(Pool(bb)))
+		return Ratio(stat(Pool(a)), stat(Pool(bb)))
 	})
 }
 
