@@ -1,6 +1,7 @@
 package cc
 
 import (
+	"cclab/internal/cpustat"
 	"context"
 	"fmt"
 	"os"
@@ -118,6 +119,9 @@ func attachINT(t *testing.T, n *testNet, pinDir string) func() {
 	}
 }
 
+// minIntervalCalls is the fewest calls an interval of medianCost averages.
+const minIntervalCalls = 50
+
 // medianCost samples a program's run-time statistics every period until
 // quit and returns the median over intervals of the mean run time per call
 // (ns). On this VM, about 1 % of calls are stretched by multi-microsecond
@@ -149,10 +153,15 @@ func medianCost(p *ebpf.Program, period time.Duration, quit <-chan struct{}) flo
 		if err != nil {
 			continue
 		}
-		if n := st.RunCount - prev.RunCount; n > 0 {
+		// An interval holds at least minIntervalCalls calls (a slow flow's
+		// intervals are joined until it does): a mean of one or two calls
+		// is whichever stall hit them, as a rate law at its floor showed
+		// (TIMELY read 336-426 ns here in intervals of a few ACKs, 97 ns
+		// over full ones).
+		if n := st.RunCount - prev.RunCount; n >= minIntervalCalls {
 			means = append(means, float64(st.Runtime-prev.Runtime)/float64(n))
+			prev = st
 		}
-		prev = st
 	}
 }
 
@@ -210,6 +219,7 @@ func TestPerACKCost(t *testing.T) {
 			// (by cong_control's figure; Swift, the closest to its target,
 			// once missed it by under 1 ns in five).
 			var cost map[string][3]float64
+			mark, markErr := cpustat.MarkSteal()
 			for try := 0; try < 8; try++ {
 				c := perCallCost(t, r, withINT)
 				if cost == nil || c["cc_cong_control"][2] < cost["cc_cong_control"][2] {
@@ -238,6 +248,12 @@ func TestPerACKCost(t *testing.T) {
 			case law == "swift_fbs_off" || law == "dctcp":
 				// Attribution and the yardstick: no target.
 			case c[2] > target:
+				// Eight tries all over the bar while the hypervisor took CPU
+				// time measured the machine: skipped with the figures, never
+				// passed (internal/quiettest's rule).
+				if st, err := mark.Since(); markErr == nil && err == nil && st.Worst > 0.01 {
+					t.Skipf("cong_control %.0f ns per ACK > %.0f ns, with %.1f %% of a CPU stolen meanwhile", c[2], target, 100*st.Worst)
+				}
 				t.Errorf("cong_control %.0f ns per ACK > %.0f ns", c[2], target)
 			}
 		})

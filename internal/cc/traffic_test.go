@@ -367,19 +367,22 @@ func TestDCTCPDropTailShare(t *testing.T) {
 // misses; both must not.
 func requireFair(t *testing.T, name string, share func() []float64) {
 	t.Helper()
-	var j float64
-	for try := 1; try <= 2; try++ {
+	// Two failures on a quiet machine fail the test, as before; a try
+	// during which the hypervisor took CPU time does not count (it measured
+	// the machine: seen once in make test, when this package's timing test
+	// missed its bar in the same minute).
+	quiettest.Retry(t, quiettest.Policy{Failures: 2, Tries: 4}, func(try int) error {
 		x := share()
-		j = jain(x)
+		j := jain(x)
 		t.Logf("%s run %d: %.1f and %.1f Mbit/s over the last 2 s, Jain %.3f", name, try, x[0], x[1], j)
 		if x[0]+x[1] < 0.5*testRate {
 			t.Errorf("together %.1f Mbit/s over %d Mbit/s", x[0]+x[1], testRate)
 		}
-		if j >= 0.9 {
-			return
+		if j < 0.9 {
+			return fmt.Errorf("Jain index %.3f < 0.9", j)
 		}
-	}
-	t.Errorf("Jain index %.3f < 0.9 in both runs", j)
+		return nil
+	})
 }
 
 // twoFlowShare runs two flows of cc over n, the second starting 0.5 s
