@@ -54,6 +54,8 @@ func newRootCmd() *cobra.Command {
 		newCalibrateCmd(),
 		newSweepCmd(),
 		newDoctorCmd(),
+		newExecCmd(),
+		newLinkCmd(),
 	)
 	return root
 }

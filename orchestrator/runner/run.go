@@ -245,10 +245,10 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	return nil
 }
 
-// setPathHops gives the laws that count their path's hops (Swift) this
+// SetPathHops gives the laws that count their path's hops (Swift) this
 // topology's: the switches between every ordered pair of hosts. Without
 // such a law registered there is no table, and nothing to do.
-func setPathHops(plan *topology.Plan, opts cclaws.Options) error {
+func SetPathHops(plan *topology.Plan, opts cclaws.Options) error {
 	pds, err := plan.PathDelays()
 	if err != nil {
 		return err
@@ -376,7 +376,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		return sum, err
 	}
 	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied
-	if err := setPathHops(p.Plan, opt.Laws); err != nil {
+	if err := SetPathHops(p.Plan, opt.Laws); err != nil {
 		return sum, err
 	}
 	regs, err := registeredLaws(opt.Laws)

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cclab/internal/runid"
+	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/linkchange"
+	"cclab/orchestrator/live"
+	"cclab/orchestrator/netbuild"
+)
+
+// cclabProc runs this test binary as cclab (TestMain) in a process of its
+// own: for commands that replace themselves (exec) or must be a process.
+func cclabProc(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("cclab %v: %v", args, err)
+	}
+	return string(out), 0
+}
+
+// bringUp brings a topology file up under a fresh id and tears it down at
+// the end of the test.
+func bringUp(t *testing.T, file string, args ...string) runid.ID {
+	t.Helper()
+	id := runid.New()
+	t.Cleanup(func() { (&netbuild.Network{ID: id}).Down(context.Background()) })
+	out, err := runCclab(t, append([]string{"topo", "up", "--run", string(id), file}, args...)...)
+	if err != nil {
+		t.Fatalf("topo up: %v\n%s", err, out)
+	}
+	return id
+}
+
+var pingRTT = regexp.MustCompile(`rtt min/avg/max/mdev = ([0-9.]+)/([0-9.]+)/([0-9.]+)/`)
+
+// After `topo up` of a topology with delays: ping works with the
+// configured RTT within the line's bars, exec passes the command's exit
+// status, an iperf3 flow carries INT records, a second up of the same id
+// is refused, link set takes effect at once (its p99 under the 5 ms bar)
+// and refuses bad input naming the field, and after kill -9 of the
+// supervisor `cclab clean --run` leaves nothing.
+func TestLiveTopology(t *testing.T) {
+	const file = "../../topologies/repro-star-2-1ms.yaml" // 1 ms links: a 4 ms RTT
+	id := bringUp(t, file)
+	st, err := live.ReadState(id)
+	if err != nil || !st.Alive() || !st.INT || st.DelayPorts != 3 {
+		t.Fatalf("live.json %+v (%v): want a live supervisor with INT and 3 delayed ports", st, err)
+	}
+	if out, err := runCclab(t, "topo", "up", "--run", string(id), file); err == nil || !strings.Contains(err.Error(), "is up") {
+		t.Fatalf("a second topo up of run %s: %v\n%s", id, err, out)
+	}
+
+	out, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "ping", "-c", "5", "-i", "0.2", "-W", "1", "198.18.0.1")
+	m := pingRTT.FindStringSubmatch(out)
+	if rc != 0 || m == nil {
+		t.Fatalf("ping h1 -> h0 (rc %d):\n%s", rc, out)
+	}
+	// Two passes of the line (2 ms each way): each within its p99 bound
+	// (15 % + 100 us, docs/fidelity.md), plus the stack's own.
+	minRTT, _ := strconv.ParseFloat(m[1], 64)
+	avgRTT, _ := strconv.ParseFloat(m[2], 64)
+	if minRTT < 4.0 || avgRTT > 4.0+2*(0.3+0.1)+0.3 {
+		t.Errorf("ping RTT min %.3f avg %.3f ms, configured 4 ms", minRTT, avgRTT)
+	}
+	if _, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "sh", "-c", "exit 7"); rc != 7 {
+		t.Errorf("exec of `exit 7` returned %d", rc)
+	}
+	if out, rc := cclabProc(t, "exec", "--run", string(id), "h9", "--", "true"); rc == 0 || !strings.Contains(out, `no node "h9"`) {
+		t.Errorf("exec in a node that does not exist: rc %d\n%s", rc, out)
+	}
+
+	// INT: an iperf3 flow started by exec (in the run's cgroup) gets
+	// records stamped into its packets.
+	c, err := live.Dial(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gbps := iperf3(t, id, "h1", "h0", "1")
+	if gbps < 80e6 || gbps > 101e6 {
+		t.Errorf("iperf3 at 100 Mbit/s: %.1f Mbit/s", gbps/1e6)
+	}
+	s1, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.Switch.Stamped == 0 || s1.Line == nil || s1.Line.Packets == 0 {
+		t.Errorf("after an iperf3 flow: %d INT records stamped, line %+v", s1.Switch.Stamped, s1.Line)
+	}
+
+	// Rate: the flow follows the new one.
+	if out, err := runCclab(t, "link", "set", "--run", string(id), "s0:h0", "rate=50Mbit"); err != nil {
+		t.Fatalf("link set: %v\n%s", err, out)
+	}
+	if bps := iperf3(t, id, "h1", "h0", "1"); bps < 40e6 || bps > 51e6 {
+		t.Errorf("iperf3 after rate=50Mbit: %.1f Mbit/s", bps/1e6)
+	}
+	ports, err := c.Ports(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ports {
+		if p.Node == "s0" && p.Iface == "h0" && p.RateBps != 50e6 {
+			t.Errorf("the INT switch stamps %d bit/s on s0/h0 after rate=50Mbit", p.RateBps)
+		}
+	}
+
+	// Bad input: every field named, nothing changed.
+	for _, bad := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"s0:h9", "rate=1Gbit"}, []string{`no node "h9"`}},
+		{[]string{"spine", "rate=1Gbit"}, []string{"tiers: host, receiver"}},
+		{[]string{"s0:h1", "rate=10Tbit", "buffer=1B", "state=sideways"}, []string{"rate 10000Gbit: out of range", "buffer 1B: out of range", `state "sideways"`}},
+		{[]string{"s0>h1", "delay=2ms"}, []string{"both directions"}},
+		{[]string{"s0:h1", "colour=red"}, []string{"unknown field colour"}},
+	} {
+		out, err := runCclab(t, append([]string{"link", "set", "--run", string(id)}, bad.args...)...)
+		if err == nil {
+			t.Errorf("link set %v succeeded", bad.args)
+			continue
+		}
+		for _, w := range bad.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("link set %v: %q does not say %q\n%s", bad.args, err, w, out)
+			}
+		}
+	}
+	s2, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s2.Changes) != 1 {
+		t.Errorf("changes recorded: %+v, want only the one that succeeded", s2.Changes)
+	}
+
+	// The bar: from the request to the change in force, p99 under 5 ms,
+	// over changes of a whole tier's rate and buffer.
+	var took []time.Duration
+	for i := range 100 {
+		rate, buf := "90Mbit", "600KB"
+		if i%2 == 1 {
+			rate, buf = "100Mbit", "640KB"
+		}
+		begin := time.Now()
+		if _, err := c.SetLink(context.Background(), linkchange.Request{Target: "host", Rate: rate, Buffer: buf}); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(begin))
+	}
+	slices.Sort(took)
+	p99 := took[len(took)*99/100-1]
+	t.Logf("link set (tier rate and buffer, 2 links): p50 %v, p99 %v, max %v", took[len(took)/2], p99, took[len(took)-1])
+	if p99 > 5*time.Millisecond {
+		t.Errorf("link set p99 %v, bar 5 ms", p99)
+	}
+
+	// kill -9 of the supervisor, then clean: nothing is left.
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCclab(t, "topo", "status", "--run", string(id)); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("topo status with the supervisor killed: %v\n%s", err, out)
+	}
+	if out, err := runCclab(t, "clean", "--run", string(id)); err != nil {
+		t.Fatalf("clean: %v\n%s", err, out)
+	}
+	if ns, _ := cleanup.Namespaces(id); len(ns) > 0 {
+		t.Errorf("namespaces left: %v", ns)
+	}
+	for _, p := range []string{id.StateDir(), id.BPFDir(), filepath.Join("/sys/fs/cgroup/unified", runid.Mark+string(id))} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left (%v)", p, err)
+		}
+	}
+}
+
+// iperf3 runs a flow of secs seconds from src to dst of a live run with
+// `cclab exec` and returns the receiver's rate in bit/s.
+func iperf3(t *testing.T, id runid.ID, src, dst, secs string, extra ...string) float64 {
+	t.Helper()
+	n, err := netbuild.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := n.Plan.Node(dst)
+	port := fmt.Sprint(5300 + time.Now().UnixNano()%500)
+	srv := exec.Command(os.Args[0], "exec", "--run", string(id), dst, "--", "iperf3", "-s", "-1", "-p", port)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Wait()
+	time.Sleep(300 * time.Millisecond)
+	args := append([]string{"exec", "--run", string(id), src, "--", "iperf3", "-c", d.Addr.String(), "-p", port, "-t", secs, "-J"}, extra...)
+	out, rc := cclabProc(t, args...)
+	if rc != 0 {
+		srv.Process.Kill()
+		t.Fatalf("iperf3 %s -> %s: rc %d\n%s", src, dst, rc, out)
+	}
+	var res struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("iperf3 output: %v\n%s", err, out)
+	}
+	return res.End.SumReceived.BitsPerSecond
+}
