@@ -229,3 +229,87 @@ func iperf3(t *testing.T, id runid.ID, src, dst, secs string, extra ...string) f
 	}
 	return res.End.SumReceived.BitsPerSecond
 }
+
+// `topo up --cc powertcp` registers PowerTCP with the calibrated
+// parameters and makes it every host's default: a plain iperf3 flow runs
+// under it, and when the bottleneck's rate halves mid-flow the flow
+// follows within the next 100 ms interval (25 RTTs of this path; iperf3's
+// finest), with no interval after it above the new rate.
+func TestLiveLawFollowsRate(t *testing.T) {
+	id := bringUp(t, "../../topologies/repro-star-2-1ms.yaml", "--cc", "powertcp")
+	st, err := live.ReadState(id)
+	if err != nil || st.Law != "powertcp" || !slices.ContainsFunc(st.Settings, func(s string) bool { return strings.HasPrefix(s, "powertcp.base_rtt_ns=") }) {
+		t.Fatalf("live.json %+v (%v): want powertcp registered with a calibrated base RTT", st, err)
+	}
+	out, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "sysctl", "-n", "net.ipv4.tcp_congestion_control")
+	if rc != 0 || strings.TrimSpace(out) != "powertcp" {
+		t.Fatalf("h1's default congestion control: %q (rc %d)", out, rc)
+	}
+	n, err := netbuild.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0, _ := n.Plan.Node("h0")
+	srv := exec.Command(os.Args[0], "exec", "--run", string(id), "h0", "--", "iperf3", "-s", "-1", "-p", "5302")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Wait()
+	time.Sleep(300 * time.Millisecond)
+	changed := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		_, err := runCclab(t, "link", "set", "--run", string(id), "s0:h0", "rate=50Mbit")
+		changed <- err
+	}()
+	out, rc = cclabProc(t, "exec", "--run", string(id), "h1", "--", "iperf3", "-c", h0.Addr.String(), "-p", "5302", "-t", "3", "-i", "0.1", "-J")
+	if err := <-changed; err != nil {
+		t.Fatal(err)
+	}
+	if rc != 0 {
+		t.Fatalf("iperf3: rc %d\n%s", rc, out)
+	}
+	var res struct {
+		Intervals []struct {
+			Sum struct {
+				Start float64 `json:"start"`
+				Bps   float64 `json:"bits_per_second"`
+			} `json:"sum"`
+		} `json:"intervals"`
+		End struct {
+			CC string `json:"sender_tcp_congestion"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("iperf3 output: %v\n%s", err, out)
+	}
+	if res.End.CC != "powertcp" {
+		t.Errorf("iperf3's flow ran %q", res.End.CC)
+	}
+	var series []string
+	first := -1
+	for i, iv := range res.Intervals {
+		series = append(series, fmt.Sprintf("%.1f:%.0f", iv.Sum.Start, iv.Sum.Bps/1e6))
+		if first < 0 && i > 2 && iv.Sum.Bps < 55e6 {
+			first = i
+		}
+	}
+	t.Logf("Mbit/s per 100 ms: %s", strings.Join(series, " "))
+	if first < 0 || res.Intervals[first].Sum.Start < 1.0 {
+		t.Fatalf("the flow never went below 55 Mbit/s, or before the change (first at %d)", first)
+	}
+	// The sender's intervals count bytes written to the socket: one
+	// interval may take some of its neighbour's, so the bounds after the
+	// change hold over pairs of intervals.
+	for i, iv := range res.Intervals {
+		if i >= 2 && i < first-1 && iv.Sum.Bps < 70e6 {
+			t.Errorf("before the change, interval %.1f s: %.1f Mbit/s (100 Mbit/s link)", iv.Sum.Start, iv.Sum.Bps/1e6)
+		}
+		if i > first && i+1 < len(res.Intervals) {
+			pair := (iv.Sum.Bps + res.Intervals[i+1].Sum.Bps) / 2
+			if pair > 51e6 || pair < 40e6 {
+				t.Errorf("after the change, 200 ms from %.1f s: %.1f Mbit/s (50 Mbit/s link)", iv.Sum.Start, pair/1e6)
+			}
+		}
+	}
+}
