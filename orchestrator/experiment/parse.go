@@ -293,6 +293,9 @@ func (e *Experiment) validate() error {
 	if len(e.Workload) == 0 {
 		return errAt(e.Line, "empty workload: list at least one entry")
 	}
+	if err := errors.Join(e.validateEvents()...); err != nil {
+		return err
+	}
 	names := map[string]int{}
 	for i := range e.Workload {
 		en := &e.Workload[i]

@@ -34,6 +34,10 @@ type Experiment struct {
 	// run registers them as it registers `laws:` (those settings, the
 	// calibration's, then the variant's own).
 	Variants map[string]VariantSpec `yaml:"variants" json:"variants,omitempty"`
+	// Events change links at times of the run; Schedule repeats changes
+	// periodically (events.go).
+	Events   []LinkEvent `yaml:"events" json:"events,omitempty"`
+	Schedule *Schedule   `yaml:"schedule" json:"schedule,omitempty"`
 	// Emulation says how the fabric is emulated and judged.
 	Emulation Emulation `yaml:"emulation" json:"emulation"`
 	Workload  []Entry   `yaml:"workload" json:"workload"`

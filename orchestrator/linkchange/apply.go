@@ -23,9 +23,10 @@ type Record struct {
 	Requested int64         `json:"requested_unix_ns"`
 	InForce   int64         `json:"in_force_unix_ns"`
 	Took      time.Duration `json:"took_ns"`
-	// At is when a run's event was due, from the workload's time zero
-	// (events only).
-	At time.Duration `json:"at_ns,omitempty"`
+	// At is when a run's event was due, from the workload's time zero,
+	// and Late how long after that it was in force (events only).
+	At     time.Duration `json:"at_ns,omitempty"`
+	LateNs int64         `json:"late_ns,omitempty"`
 }
 
 // Line is the delay line of the network, as far as a change needs it
@@ -98,32 +99,90 @@ func (a *Applier) Check(r Request) error {
 }
 
 func (a *Applier) prepare(r Request) (change, target, *delay.Placement, error) {
+	c, t, next, err := onPlan(a.plan, r)
+	if err != nil {
+		return c, t, nil, err
+	}
+	if c.delay == nil {
+		return c, t, nil, nil
+	}
+	if a.line == nil {
+		if a.engine == delay.EngineNetem {
+			return c, t, nil, fmt.Errorf("link %q: delay: changing delays needs cclab's delay line (emulation.delay_engine: line); netem holds them here", r.Target)
+		}
+		return c, t, nil, fmt.Errorf("link %q: delay: the topology had no delay when it was built, so no delay line holds its paths (give its links a delay in the file)", r.Target)
+	}
+	pl, err := delay.Place(next)
+	if err != nil {
+		return c, t, nil, fmt.Errorf("link %q: delay %v: %w", r.Target, *c.delay, err)
+	}
+	return c, t, pl, nil
+}
+
+// CheckOn checks r against plan alone, before any network exists (an
+// experiment's events when the run is prepared), and returns the plan as
+// the change leaves it, for the next change of a sequence.
+func CheckOn(plan *topology.Plan, r Request) (*topology.Plan, error) {
+	_, _, next, err := onPlan(plan, r)
+	return next, err
+}
+
+// onPlan parses r, resolves its target on plan and, for a delay, checks
+// that the plan with it keeps every pair's shortest paths equally long;
+// next is plan with the change.
+func onPlan(plan *topology.Plan, r Request) (change, target, *topology.Plan, error) {
 	c, err := parseRequest(r)
-	t, terr := resolve(a.plan, r.Target)
+	t, terr := resolve(plan, r.Target)
 	if err = errors.Join(terr, err); err != nil {
 		return c, t, nil, err
 	}
 	if t.oneWay && (c.delay != nil || c.up != nil) {
 		return c, t, nil, fmt.Errorf("link %q: delay and state belong to a link, both directions: write %s:%s", r.Target, t.ends[0].from.Node, t.ends[0].to.Node)
 	}
-	var pl *delay.Placement
-	if c.delay != nil {
-		if a.line == nil {
-			if a.engine == delay.EngineNetem {
-				return c, t, nil, fmt.Errorf("link %q: delay: changing delays needs cclab's delay line (emulation.delay_engine: line); netem holds them here", r.Target)
-			}
-			return c, t, nil, fmt.Errorf("link %q: delay: the topology had no delay when it was built, so no delay line holds its paths (give its links a delay in the file)", r.Target)
-		}
-		next := *a.plan
-		next.Links = append([]topology.Link(nil), a.plan.Links...)
+	next := *plan
+	next.Links = append([]topology.Link(nil), plan.Links...)
+	if !t.oneWay {
 		for _, i := range t.links {
-			next.Links[i].Delay = *c.delay
+			applyTo(&next.Links[i], c)
 		}
-		if pl, err = delay.Place(&next); err != nil {
+	}
+	if c.delay != nil && next.HasDelay() {
+		if _, err := next.PathDelays(); err != nil {
 			return c, t, nil, fmt.Errorf("link %q: delay %v: %w", r.Target, *c.delay, err)
 		}
 	}
-	return c, t, pl, nil
+	return c, t, &next, nil
+}
+
+// applyTo writes a change into a plan's link.
+func applyTo(l *topology.Link, c change) {
+	if c.rate != nil {
+		l.Rate = *c.rate
+	}
+	if c.delay != nil {
+		l.Delay = *c.delay
+	}
+	if c.buffer != nil {
+		l.Buffer = *c.buffer
+		if l.HostBuffer != 0 {
+			l.HostBuffer = *c.buffer
+		}
+	}
+}
+
+// ApplyAt is Apply for a run's event due at time at of the run (the wall
+// clock's due): the record says when it was due and how long after that
+// it was in force.
+func (a *Applier) ApplyAt(ctx context.Context, r Request, at time.Duration, due time.Time) (Record, error) {
+	rec, err := a.Apply(ctx, r)
+	if err != nil {
+		return rec, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	last := &a.done[len(a.done)-1]
+	last.At, last.LateNs = at, last.InForce-due.UnixNano()
+	return *last, nil
 }
 
 // Apply makes the change r in the network and returns its record once it
@@ -196,19 +255,7 @@ func (a *Applier) Apply(ctx context.Context, r Request) (Record, error) {
 	// In force everywhere: record it in the plan.
 	if !t.oneWay {
 		for _, i := range t.links {
-			l := &a.plan.Links[i]
-			if c.rate != nil {
-				l.Rate = *c.rate
-			}
-			if c.delay != nil {
-				l.Delay = *c.delay
-			}
-			if c.buffer != nil {
-				l.Buffer = *c.buffer
-				if l.HostBuffer != 0 {
-					l.HostBuffer = *c.buffer
-				}
-			}
+			applyTo(&a.plan.Links[i], c)
 		}
 	}
 	now := time.Now()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cclab/internal/units"
+	"cclab/orchestrator/experiment"
 )
 
 // A Request is one change as given (`cclab link set`, an event of an
@@ -115,4 +116,19 @@ func ParseArgs(target string, args []string) (Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// FromEvent is the Request of an experiment's link event.
+func FromEvent(ev experiment.LinkEvent) Request {
+	r := Request{Target: ev.Link, State: ev.State}
+	if ev.Rate != 0 {
+		r.Rate = ev.Rate.String()
+	}
+	if ev.Delay != nil {
+		r.Delay = ev.Delay.String()
+	}
+	if ev.Buffer != 0 {
+		r.Buffer = ev.Buffer.String()
+	}
+	return r
 }

@@ -71,12 +71,16 @@ func (c *Changer) node(name string) (*nsNode, error) {
 	return n, nil
 }
 
-func (c *Changer) port(node, iface string) (*nsNode, int, error) {
-	if node != "" && c.net.Options.NICQueues > 1 {
-		if nd, ok := c.net.Plan.Node(node); ok && nd.Role == topology.Host {
-			return nil, 0, fmt.Errorf("%s %s: a host port with %d NIC queues cannot be changed while it runs", node, iface, c.net.Options.NICQueues)
-		}
+// nicQueues is how many round-robin queues node's port has (shape): 0
+// for a port with one FIFO.
+func (c *Changer) nicQueues(n *nsNode) int {
+	if n.node.Role == topology.Host && c.net.Options.NICQueues > 1 {
+		return c.net.Options.NICQueues
 	}
+	return 0
+}
+
+func (c *Changer) port(node, iface string) (*nsNode, int, error) {
 	n, err := c.node(node)
 	if err != nil {
 		return nil, 0, err
@@ -101,6 +105,18 @@ func (c *Changer) SetRate(node, iface string, rate units.Rate) error {
 	if err := n.h.ClassChange(cls); err != nil {
 		return fmt.Errorf("rate of %s %s: %w", node, iface, err)
 	}
+	// A host's NIC queues share the port (nicQueues): each its share,
+	// up to the whole rate.
+	queues := c.nicQueues(n)
+	for i := range queues {
+		q := netlink.NewHtbClass(
+			netlink.ClassAttrs{LinkIndex: idx, Parent: ClassHandle, Handle: netlink.MakeHandle(1, uint16(nicLeafMinor+i))},
+			netlink.HtbClassAttrs{Rate: max(uint64(rate)/uint64(queues), 8000), Ceil: uint64(rate),
+				Buffer: HTBBurst, Cbuffer: HTBBurst, Quantum: nicQuantum})
+		if err := n.h.ClassChange(q); err != nil {
+			return fmt.Errorf("rate of %s %s queue %d: %w", node, iface, i, err)
+		}
+	}
 	return nil
 }
 
@@ -115,15 +131,25 @@ func (c *Changer) SetBuffer(node, iface string, limit units.Size) error {
 	if uint64(limit) > 1<<32-1 {
 		return fmt.Errorf("buffer of %s %s: %v is beyond a FIFO's 32-bit limit", node, iface, limit)
 	}
-	req := nl.NewNetlinkRequest(unix.RTM_NEWQDISC, unix.NLM_F_ACK)
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: n.raw}}
-	req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(idx), Handle: QueueHandle, Parent: ClassHandle})
-	req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("bfifo")))
-	opt := make([]byte, 4)
-	binary.NativeEndian.PutUint32(opt, uint32(limit))
-	req.AddData(nl.NewRtAttr(nl.TCA_OPTIONS, opt))
-	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
-		return fmt.Errorf("buffer of %s %s: %w", node, iface, err)
+	// The port's FIFO, or each of its NIC queues' (shape).
+	fifos := [][2]uint32{{ClassHandle, QueueHandle}}
+	if queues := c.nicQueues(n); queues > 0 {
+		fifos = fifos[:0]
+		for i := range queues {
+			fifos = append(fifos, [2]uint32{netlink.MakeHandle(1, uint16(nicLeafMinor+i)), netlink.MakeHandle(uint16(nicQueueMajor+i), 0)})
+		}
+	}
+	for _, f := range fifos {
+		req := nl.NewNetlinkRequest(unix.RTM_NEWQDISC, unix.NLM_F_ACK)
+		req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: n.raw}}
+		req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(idx), Handle: f[1], Parent: f[0]})
+		req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("bfifo")))
+		opt := make([]byte, 4)
+		binary.NativeEndian.PutUint32(opt, uint32(limit))
+		req.AddData(nl.NewRtAttr(nl.TCA_OPTIONS, opt))
+		if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+			return fmt.Errorf("buffer of %s %s: %w", node, iface, err)
+		}
 	}
 	return nil
 }

@@ -422,8 +422,13 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ZeroNs = zero
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
+	var tel *telemetry
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches})
+		tel = &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches}
+		exts = append(exts, tel)
+	}
+	if ch := p.Exp.LinkChanges(); len(ch) > 0 {
+		exts = append(exts, &linkEvents{changes: ch, tel: tel, line: dl})
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})
@@ -449,6 +454,11 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if now := flows.Monotonic(); now+int64(5*time.Millisecond) > zero {
 		zero = now + int64(20*time.Millisecond)
 		rj.ZeroNs, env.ZeroNs = zero, zero
+	}
+	for _, x := range started {
+		if b, ok := x.(beginner); ok {
+			b.Begin(zero)
+		}
 	}
 	// Health covers the workload only, not the CPU that loading the
 	// extensions' BPF programs took.
