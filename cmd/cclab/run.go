@@ -45,9 +45,7 @@ table and the run directory's path to stdout (JSON with --json).`,
 			if err != nil {
 				return err
 			}
-			if len(p.Skipped) > 0 {
-				fmt.Fprintf(logw, "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
-			}
+			printSkipped(logw, p.Skipped)
 			if opt.ID == "" {
 				opt.ID = runid.New()
 			}
@@ -119,9 +117,14 @@ func printSummary(w io.Writer, res *runner.Result) {
 	if len(res.Runs) > 0 && res.Runs[0].RTTMedianNs > 0 {
 		fmt.Fprintf(w, "\nRTT noise floor (median ping-pong): %v\n", time.Duration(res.Runs[0].RTTMedianNs))
 	}
-	if len(res.Skipped) > 0 {
-		fmt.Fprintf(w, "not loaded, skipped: %s (`cclab cc load` loads them)\n", strings.Join(res.Skipped, ", "))
-	}
+	printSkipped(w, res.Skipped)
 	fmt.Fprintf(w, "FCTs here are flows.csv's (connect to the receiver's last read); `cclab analyze %s` ends them at the last byte's arrival and has the figures\n", res.Dir)
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
+}
+
+// printSkipped lists the compared names skip_missing left out, and why.
+func printSkipped(w io.Writer, skips []runner.Skip) {
+	for _, s := range skips {
+		fmt.Fprintf(w, "skipped %s (skip_missing): %s\n", s.CC, s.Reason)
+	}
 }

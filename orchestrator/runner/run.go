@@ -56,7 +56,7 @@ type Result struct {
 	ID      runid.ID  `json:"id"`
 	Dir     string    `json:"dir"` // the run directory, or the parent of the compared ones
 	Runs    []Summary `json:"runs"`
-	Skipped []string  `json:"skipped_cc,omitempty"`
+	Skipped []Skip    `json:"skipped,omitempty"` // compared names left out (skip_missing), and why
 }
 
 // Ports the runner uses inside the hosts.
@@ -290,6 +290,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source), SHA256: sourceSHA256(string(p.Source))},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
+	rj.Skipped = p.Skipped
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return sum, err
 	}
