@@ -17,7 +17,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var out, id string
-	var asJSON, strict, quiet bool
+	var asJSON, strict, quiet, replace bool
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
@@ -40,6 +40,9 @@ table and the run directory's path to stdout (JSON with --json).`,
 					return err
 				}
 				opt.ID = rid
+				if err := refuseLive(rid, replace); err != nil {
+					return err
+				}
 			}
 			p, err := runner.Prepare(args[0])
 			if err != nil {
@@ -64,7 +67,8 @@ table and the run directory's path to stdout (JSON with --json).`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "results", "parent directory of run directories")
-	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); its leftovers are removed first")
+	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); an id that is up is refused (see --replace)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "tear down whatever of the --run id is up (a live topology or run, or a killed one's leftovers) first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress on stderr (the summary still prints)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail when a variant's emulation is degraded (docs/fidelity.md)")
