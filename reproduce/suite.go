@@ -224,9 +224,8 @@ func newOutcome(e *Experiment, p *Plan, versions map[string]string) *Outcome {
 // runSeed runs every variant with one workload seed and measures them.
 func runSeed(ctx context.Context, e *Experiment, p *runner.Prepared, seed int64, opt Options) RunOutcome {
 	r := RunOutcome{Seed: seed}
-	for _, cc := range p.Skipped {
-		r.Variants = append(r.Variants, VariantOutcome{CC: cc, Status: "not loaded",
-			Reason: "not in tcp_available_congestion_control (a kernel congestion control, or a law the run could not register)"})
+	for _, s := range p.Skipped {
+		r.Variants = append(r.Variants, VariantOutcome{CC: s.CC, Status: "not loaded", Reason: s.Reason})
 	}
 	ps, err := p.Reseed(seed)
 	if err != nil {

@@ -119,7 +119,7 @@ out=$repo/results
 rm -rf "$out/vagrant"
 step "cclab run vagrant/experiment.yaml"
 t0=$(date +%s)
-cclab run "$repo/vagrant/experiment.yaml" --out "$out" --run vagrant
+cclab run "$repo/vagrant/experiment.yaml" --out "$out" --run vagrant --replace
 step "cclab analyze"
 cclab analyze "$out/vagrant"
 step "experiment and analysis took $(($(date +%s) - t0)) s; results in $out/vagrant"

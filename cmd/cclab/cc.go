@@ -21,7 +21,32 @@ func newCCCmd() *cobra.Command {
 			"Registrations outlive the command: they are pinned under " + cc.PinDir + ".",
 	}
 	cmd.AddCommand(newCCLoadCmd(), newCCListCmd(), newCCUnloadCmd())
+	// Registrations apart from the real ones, for tests (registration
+	// names are machine-wide).
+	f := cmd.PersistentFlags()
+	f.String("pin-dir", "", "pin directory instead of "+cc.PinDir)
+	f.String("claim-dir", "", "live runs' law claims directory instead of "+cc.ClaimDir)
+	f.StringToString("name", nil, "register LAW under NAME (LAW=NAME)")
+	for _, n := range []string{"pin-dir", "claim-dir", "name"} {
+		f.MarkHidden(n)
+	}
 	return cmd
+}
+
+// ccOptions are the cc commands' options: the real registrations unless
+// the hidden test flags say otherwise.
+func ccOptions(cmd *cobra.Command) (cc.Options, error) {
+	var o cc.Options
+	var err error
+	f := cmd.Flags()
+	if o.PinDir, err = f.GetString("pin-dir"); err != nil {
+		return o, err
+	}
+	if o.ClaimDir, err = f.GetString("claim-dir"); err != nil {
+		return o, err
+	}
+	o.Names, err = f.GetStringToString("name")
+	return o, err
 }
 
 // splitArgs separates law names from name=value settings.
@@ -37,16 +62,41 @@ func splitArgs(args []string) (laws, settings []string) {
 }
 
 func newCCLoadCmd() *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "load [LAW...] [name=value | law.name=value ...]",
 		Short: "Register laws (all when none is named) with their parameters",
 		Long: "Registers each law's eBPF struct_ops build with the given parameters (the law\n" +
 			"table's, `cclab law params --law LAW`). A law cclab registered already with\n" +
 			"the same parameters is left as it is; with other parameters the command\n" +
-			"fails and names them (cclab cc unload LAW first).",
+			"fails and names them, and names the live run that relies on them if one\n" +
+			"does. --force registers the law again with these parameters (sockets using\n" +
+			"the old registration keep it until they close), even under a live run.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			laws, settings := splitArgs(args)
-			regs, err := cc.Load(cmd.Context(), laws, settings, cc.Options{})
+			opts, err := ccOptions(cmd)
+			if err != nil {
+				return err
+			}
+			if err := cc.CheckClaims(laws, settings, opts); err != nil && !force {
+				return fmt.Errorf("%w; wait for it to end, or --force", err)
+			}
+			if force {
+				_, names, err := cc.Differing(laws, settings, opts)
+				if err != nil {
+					return err
+				}
+				// Unload of no name is all of them: only when one differs.
+				if len(names) > 0 {
+					if _, err := cc.Unload(names, opts); err != nil {
+						return err
+					}
+				}
+				for _, n := range names {
+					fmt.Fprintf(cmd.OutOrStdout(), "unregistered %s: registered with other parameters or by another build (--force)\n", n)
+				}
+			}
+			regs, err := cc.Load(cmd.Context(), laws, settings, opts)
 			if err != nil {
 				return err
 			}
@@ -60,6 +110,8 @@ func newCCLoadCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "register again laws registered with other parameters, even those a live run relies on")
+	return cmd
 }
 
 func newCCListCmd() *cobra.Command {
@@ -69,7 +121,11 @@ func newCCListCmd() *cobra.Command {
 		Short: "Show the laws cclab registered, with their parameters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			regs, err := cc.List(cc.Options{})
+			opts, err := ccOptions(cmd)
+			if err != nil {
+				return err
+			}
+			regs, err := cc.List(opts)
 			if err != nil {
 				return err
 			}
@@ -98,11 +154,36 @@ func newCCListCmd() *cobra.Command {
 }
 
 func newCCUnloadCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "unload [LAW...]",
-		Short: "Unregister laws cclab registered (all when none is named)",
+	var all, force bool
+	cmd := &cobra.Command{
+		Use:   "unload (LAW... | --all)",
+		Short: "Unregister laws cclab registered (every one with --all)",
+		Long: "Unregisters the named laws (or registered names); --all unregisters every\n" +
+			"law cclab registered, whoever registered it. A law a live run relies on is\n" +
+			"refused, naming the run, unless --force.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			regs, err := cc.Unload(args, cc.Options{})
+			if len(args) == 0 && !all {
+				return fmt.Errorf("name the laws to unregister (cclab cc list), or --all for every law cclab registered, other users' runs' too")
+			}
+			if len(args) > 0 && all {
+				return fmt.Errorf("--all unregisters every law: name none with it")
+			}
+			opts, err := ccOptions(cmd)
+			if err != nil {
+				return err
+			}
+			todo, err := cc.ToUnload(args, opts)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(todo))
+			for i, r := range todo {
+				names[i] = r.Name
+			}
+			if err := cc.CheckUnclaimed(names, opts); err != nil && !force {
+				return fmt.Errorf("%w; nothing unregistered: wait for it to end, or --force", err)
+			}
+			regs, err := cc.Unload(args, opts)
 			for _, r := range regs {
 				fmt.Fprintf(cmd.OutOrStdout(), "unregistered %s\n", r.Name)
 			}
@@ -112,4 +193,7 @@ func newCCUnloadCmd() *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "unregister every law cclab registered")
+	cmd.Flags().BoolVar(&force, "force", false, "unregister laws even while a live run relies on them")
+	return cmd
 }

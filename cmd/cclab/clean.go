@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cclab/internal/cc"
 	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
@@ -15,15 +16,22 @@ import (
 
 func newCleanCmd() *cobra.Command {
 	var run string
-	var jsonOut bool
+	var jsonOut, all bool
 	cmd := &cobra.Command{
-		Use:   "clean",
-		Short: "Remove what cclab runs left behind (all runs, or one with --run)",
+		Use:   "clean (--run ID | --all)",
+		Short: "Remove what a cclab run made (--run ID), or what every run made (--all)",
 		Long: "Removes namespaces named cclab-<id>-*, /sys/fs/bpf/cclab-<id>, /run/cclab/<id> and kills\n" +
 			"the processes a run recorded or that live in its namespaces, and puts /sys/kernel/rcu_expedited\n" +
-			"back if a run that held it was killed. Nothing else is touched.",
+			"back if a run that held it was killed. Nothing else is touched. --run ID does it for one\n" +
+			"run; --all for every run on this machine, live ones and other users' included.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if run != "" && all {
+				return fmt.Errorf("--run and --all: give one")
+			}
+			if run == "" && !all {
+				return fmt.Errorf("say what to clean: --run ID for one run (its id: `cclab topo up` and `cclab run` print it), or --all for every run on this machine, live ones and other users' included")
+			}
 			var reps []cleanup.Report
 			var err error
 			if run != "" {
@@ -41,6 +49,10 @@ func newCleanCmd() *cobra.Command {
 			// (internal/rcuexpedite); whatever the runs left, settle it.
 			restored, serr := rcuexpedite.System.Settle()
 			err = errors.Join(err, serr)
+			// Reading the law claims removes those of runs that died.
+			if _, cerr := cc.LiveClaims(cc.Options{}); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 			if jsonOut {
 				if reps == nil {
 					reps = []cleanup.Report{}
@@ -75,7 +87,8 @@ func newCleanCmd() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&run, "run", "", "clean only this run id")
+	cmd.Flags().StringVar(&run, "run", "", "clean this run id")
+	cmd.Flags().BoolVar(&all, "all", false, "clean every run on this machine")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print what was removed as JSON")
 	return cmd
 }

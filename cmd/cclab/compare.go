@@ -14,16 +14,31 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var asJSON, fresh bool
+	var asJSON, fresh, force bool
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Two runs side by side: each law's FCT slowdowns in both, with the differences",
 		Long: "Compares two run (or experiment) directories: for every law in either, the\n" +
 			"headline FCT slowdowns of A and B, B - A and B / A - 1, and each side's\n" +
 			"emulation verdict. It reads each run's analysis (RUN/analysis/summary.json)\n" +
-			"when there is one, else analyses the run first (--fresh always does).",
+			"when there is one, else analyses the run first (--fresh always does).\n\n" +
+			"The runs must share topology and workload (the flow list each run.json\n" +
+			"records, the compared law left out) to be compared: what differs is\n" +
+			"printed, and runs that differ (or a side without run.json) are compared\n" +
+			"only with --force, and then labelled so (terminal and --json). The same\n" +
+			"experiment and seed under another law is the normal case.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			check, err := checkRuns(args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if !check.Comparable {
+				if !force {
+					return check.refusal()
+				}
+				check.Forced = true
+			}
 			var as [2]*report.Analysis
 			for i, dir := range args {
 				a, err := loadOrAnalyze(cmd, dir, fresh)
@@ -36,14 +51,23 @@ func newCompareCmd() *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(d)
+				return enc.Encode(checkedDelta{Delta: d, Check: check})
 			}
+			check.print(cmd.OutOrStdout())
 			return printDelta(cmd.OutOrStdout(), d.Table())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	cmd.Flags().BoolVar(&force, "force", false, "compare runs of different topologies or workloads (labelled so)")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "analyse both runs again, even when they have an analysis")
 	return cmd
+}
+
+// checkedDelta is the --json output: the comparison with what the runs
+// share or not ("check").
+type checkedDelta struct {
+	*report.Delta
+	Check *runCheck `json:"check"`
 }
 
 func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis, error) {

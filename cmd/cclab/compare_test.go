@@ -30,13 +30,23 @@ func TestCompareTwoRuns(t *testing.T) {
 	}
 	ra := write(map[string]float64{"hpcc": 2.0}, "faithful")
 	rb := write(map[string]float64{"hpcc": 1.5, "swift": 1.2}, "degraded")
-	out, err := runCclab(t, "compare", "--json", ra, rb)
+	// Analyses alone (no run.json) cannot be checked: only with --force.
+	if out, err := runCclab(t, "compare", "--json", ra, rb); err == nil || !strings.Contains(err.Error(), "differ in unknown") {
+		t.Fatalf("compare of analyses without run.json: %v\n%s", err, out)
+	}
+	out, err := run(t, "compare", "--json", "--force", ra, rb)
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, out)
 	}
-	var d report.Delta
+	var d struct {
+		report.Delta
+		Check runCheck `json:"check"`
+	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if !d.Check.Forced || d.Check.Comparable || strings.Join(d.Check.Differs, ",") != "unknown" {
+		t.Errorf("check of analyses without run.json: %+v", d.Check)
 	}
 	var hp50, sw50 *report.DeltaRow
 	for i, r := range d.Rows {
@@ -56,7 +66,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	if sw50 == nil || !math.IsNaN(sw50.A.F()) || sw50.B != 1.2 || !math.IsNaN(sw50.Diff.F()) {
 		t.Errorf("swift p50 (B only): %+v", sw50)
 	}
-	if _, err := runCclab(t, "compare", ra, t.TempDir()); err == nil {
+	if _, err := runCclab(t, "compare", "--force", ra, t.TempDir()); err == nil {
 		t.Error("compare with a directory that is neither a run nor an analysis succeeded")
 	}
 	// A summary of other definitions is not compared as it is: with no run
@@ -65,7 +75,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(old, "analysis", "summary.json"))
 	b = []byte(strings.Replace(string(b), `"analysis_version":2`, `"analysis_version":1`, 1))
 	os.WriteFile(filepath.Join(old, "analysis", "summary.json"), b, 0o644)
-	if _, err := runCclab(t, "compare", old, rb); err == nil {
+	if _, err := runCclab(t, "compare", "--force", old, rb); err == nil {
 		t.Error("compare used a summary of another analysis version")
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var out, id string
-	var asJSON, strict, quiet bool
+	var asJSON, strict, quiet, replace bool
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
@@ -40,14 +40,15 @@ table and the run directory's path to stdout (JSON with --json).`,
 					return err
 				}
 				opt.ID = rid
+				if err := refuseLive(rid, replace); err != nil {
+					return err
+				}
 			}
 			p, err := runner.Prepare(args[0])
 			if err != nil {
 				return err
 			}
-			if len(p.Skipped) > 0 {
-				fmt.Fprintf(logw, "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
-			}
+			printSkipped(logw, p.Skipped)
 			if opt.ID == "" {
 				opt.ID = runid.New()
 			}
@@ -66,7 +67,8 @@ table and the run directory's path to stdout (JSON with --json).`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "results", "parent directory of run directories")
-	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); its leftovers are removed first")
+	cmd.Flags().StringVar(&id, "run", "", "run id (default: a fresh one); an id that is up is refused (see --replace)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "tear down whatever of the --run id is up (a live topology or run, or a killed one's leftovers) first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress on stderr (the summary still prints)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail when a variant's emulation is degraded (docs/fidelity.md)")
@@ -119,9 +121,14 @@ func printSummary(w io.Writer, res *runner.Result) {
 	if len(res.Runs) > 0 && res.Runs[0].RTTMedianNs > 0 {
 		fmt.Fprintf(w, "\nRTT noise floor (median ping-pong): %v\n", time.Duration(res.Runs[0].RTTMedianNs))
 	}
-	if len(res.Skipped) > 0 {
-		fmt.Fprintf(w, "not loaded, skipped: %s (`cclab cc load` loads them)\n", strings.Join(res.Skipped, ", "))
-	}
+	printSkipped(w, res.Skipped)
 	fmt.Fprintf(w, "FCTs here are flows.csv's (connect to the receiver's last read); `cclab analyze %s` ends them at the last byte's arrival and has the figures\n", res.Dir)
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
+}
+
+// printSkipped lists the compared names skip_missing left out, and why.
+func printSkipped(w io.Writer, skips []runner.Skip) {
+	for _, s := range skips {
+		fmt.Fprintf(w, "skipped %s (skip_missing): %s\n", s.CC, s.Reason)
+	}
 }

@@ -98,28 +98,27 @@ func settingApplies(setting string, laws []string) bool {
 	return false
 }
 
-// Reconcile is Ensure for a run whose file names its laws' parameters: a
+// Reconcile is Replace for a run, unless a live run relies on one of the
+// laws with other parameters (CheckClaims): then nothing changes, and the
+// error names that run.
+func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
+	if err := CheckClaims(laws, settings, opts); err != nil {
+		return nil, fmt.Errorf("%w; wait for it to end, or run with its parameters", err)
+	}
+	return Replace(ctx, laws, settings, opts)
+}
+
+// Replace is Ensure for a run whose file names its laws' parameters: a
 // law cclab registered with other parameters, or by another build of
 // cclab, is unregistered and registered
 // again with these (sockets still using the old registration keep it until
 // they close). When laws of another build that the run does not use hold
 // a shared map in a layout this build cannot use, they are unregistered
 // too. It returns the laws it re-registered or unregistered.
-func Reconcile(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
-	want, have, err := wantAndHave(laws, settings, opts)
+func Replace(ctx context.Context, laws []string, settings []string, opts Options) ([]string, error) {
+	stale, names, err := Differing(laws, settings, opts)
 	if err != nil {
 		return nil, err
-	}
-	var stale, names []string
-	for _, ps := range want {
-		i := registered(have, ps.Law, opts)
-		if i < 0 {
-			continue
-		}
-		if old, _ := staleBuild(have[i]); old || have[i].Params.String() != ps.String() {
-			stale = append(stale, ps.Law)
-			names = append(names, have[i].Name) // the registration under opts' name
-		}
 	}
 	if len(stale) > 0 {
 		if _, err := Unload(names, opts); err != nil {
@@ -128,6 +127,10 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 	}
 	_, err = Ensure(ctx, laws, settings, opts)
 	if errors.Is(err, ebpf.ErrMapIncompatible) {
+		want, have, werr := wantAndHave(laws, settings, opts)
+		if werr != nil {
+			return stale, errors.Join(err, werr)
+		}
 		// Laws of another cclab build that this run does not use hold
 		// a shared map laid out as that build had it: unregister those
 		// (sockets using one keep it until they close), and the map goes
@@ -146,6 +149,27 @@ func Reconcile(ctx context.Context, laws []string, settings []string, opts Optio
 		_, err = Ensure(ctx, laws, settings, opts)
 	}
 	return stale, err
+}
+
+// Differing lists the laws whose registration under opts' name differs
+// from what the settings ask (other parameters, or another build's), and
+// those registered names: what Load refuses and Replace registers again.
+func Differing(laws, settings []string, opts Options) (stale, names []string, err error) {
+	want, have, err := wantAndHave(laws, settings, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ps := range want {
+		i := registered(have, ps.Law, opts)
+		if i < 0 {
+			continue
+		}
+		if old, _ := staleBuild(have[i]); old || have[i].Params.String() != ps.String() {
+			stale = append(stale, ps.Law)
+			names = append(names, have[i].Name)
+		}
+	}
+	return stale, names, nil
 }
 
 // staleHolders names the registrations of another cclab build (not among

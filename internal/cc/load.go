@@ -33,6 +33,9 @@ type Options struct {
 	// Names maps a law to the congestion-control name to register it
 	// under (at most 15 characters), when not its own.
 	Names map[string]string
+	// ClaimDir replaces ClaimDir, where live runs record the laws they
+	// rely on (tests use a directory of their own).
+	ClaimDir string
 }
 
 func (o Options) pinDir() string {
@@ -174,14 +177,14 @@ func Load(ctx context.Context, laws []string, settings []string, opts Options) (
 			// Registered by cclab: the same law, parameters and build
 			// is what was asked for; anything else is a conflict.
 			if stale, why := staleBuild(r); stale {
-				return nil, fmt.Errorf("%s is registered %s: cclab cc unload %s, then load it again", name, why, name)
+				return nil, fmt.Errorf("%s is registered %s: cclab cc unload %s, then load it again (or cclab cc load --force)", name, why, name)
 			}
 			if r.Law == ps.Law && r.Params.String() == ps.String() {
 				r.Existing = true
 				kept = append(kept, r)
 				continue
 			}
-			return nil, fmt.Errorf("%s is registered with other parameters (%s): cclab cc unload %s, then load it again",
+			return nil, fmt.Errorf("%s is registered with other parameters (%s): cclab cc unload %s, then load it again (or cclab cc load --force)",
 				name, paramsDiff(r, ps), name)
 		}
 		taken, err := IsRegistered(name)

@@ -21,6 +21,16 @@ var sharedMaps = []string{"cclab_int_echo", "cclab_cc_trace", "cclab_cc_ctl", Pa
 // registered in the pin directory when none is named). A law that is not registered there is an
 // error, and registrations made by anyone else are never touched.
 func Unload(laws []string, opts Options) ([]Registration, error) {
+	todo, err := ToUnload(laws, opts)
+	if err != nil {
+		return nil, err
+	}
+	return todo, unregister(todo, opts.pinDir())
+}
+
+// ToUnload is what Unload would unregister: the registrations of the
+// named laws or registered names (all when none is named).
+func ToUnload(laws []string, opts Options) ([]Registration, error) {
 	regs, err := List(opts)
 	if err != nil {
 		return nil, err
@@ -41,7 +51,7 @@ func Unload(laws []string, opts Options) ([]Registration, error) {
 	if len(laws) == 0 {
 		todo = regs
 	}
-	return todo, unregister(todo, opts.pinDir())
+	return todo, nil
 }
 
 // unregister removes registrations' pins (dropping the last reference to

@@ -2,8 +2,8 @@
 // namespaces of a test run joined by one veth pair, removed when the test
 // ends. The veth is created inside the first namespace with its peer placed
 // straight into the second, so nothing ever appears in the root namespace
-// (a test that dies half-way leaves only namespaces that `cclab clean`
-// finds by their prefix).
+// (a test that dies half-way leaves only namespaces that `cclab clean
+// --all` finds by their prefix).
 package testnet
 
 import (

@@ -91,8 +91,13 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 	}
 	e.Line = n.Line
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "laws" {
+		switch n.Content[i].Value {
+		case "laws":
 			e.LawsLine = n.Content[i].Line
+		case "compare":
+			for _, c := range n.Content[i+1].Content {
+				e.CompareLines = append(e.CompareLines, c.Line)
+			}
 		}
 	}
 	return nil

@@ -52,6 +52,7 @@ type Experiment struct {
 	File         string `yaml:"-" json:"file"`
 	TopologyPath string `yaml:"-" json:"topology_path"`
 	Line         int    `yaml:"-" json:"-"`
+	CompareLines []int  `yaml:"-" json:"-"` // the line of each of Compare's names
 }
 
 // VariantSpec is one entry of Variants. (Its switch marking, like any
@@ -319,4 +320,13 @@ func (e *Experiment) LawSettings() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CompareLine is the line of the i-th compared name (the file's own line
+// when unknown).
+func (e *Experiment) CompareLine(i int) int {
+	if i < len(e.CompareLines) {
+		return e.CompareLines[i]
+	}
+	return e.Line
 }

@@ -30,9 +30,9 @@ type Prepared struct {
 	Source   []byte
 	Plan     *topology.Plan
 	Variants []Variant
-	// Skipped lists compared congestion controls that are not loaded
-	// (only with skip_missing).
-	Skipped []string
+	// Skipped lists the compared congestion controls that are known but
+	// not available in this kernel, and why (only with skip_missing).
+	Skipped []Skip
 	// Laws are cclab's laws the run registers itself, with the
 	// experiment's `laws:` parameters, before it builds anything.
 	Laws []string
@@ -78,20 +78,27 @@ func Prepare(path string) (*Prepared, error) {
 	if len(ccs) == 0 {
 		ccs = []string{exp.CC}
 	}
+	if err := checkCompared(exp, avail); err != nil {
+		return nil, err
+	}
 	if exp.Laws != nil || len(exp.Variants) > 0 {
 		if err := p.lawsToRegister(ccs, avail); err != nil {
 			return nil, err
 		}
 	}
-	for _, cc := range ccs {
+	for i, cc := range ccs {
 		if avail[cc] {
 			continue
 		}
 		if exp.SkipMissing && len(exp.Compare) > 0 {
-			p.Skipped = append(p.Skipped, cc)
+			p.Skipped = append(p.Skipped, Skip{CC: cc, Reason: skipReason(exp, cc)})
 			continue
 		}
-		return nil, fmt.Errorf("%s: congestion control %q is not loaded in this kernel (available: %s)%s", path, cc, names(avail), loadHint(cc))
+		line := exp.Line
+		if len(exp.Compare) > 0 {
+			line = exp.CompareLine(i)
+		}
+		return nil, fmt.Errorf("%s:%d: congestion control %q is not loaded in this kernel (available: %s)%s", path, line, cc, names(avail), loadHint(cc))
 	}
 	for _, en := range exp.Workload {
 		for _, cc := range ccs {
@@ -101,7 +108,7 @@ func Prepare(path string) (*Prepared, error) {
 		}
 	}
 	for _, cc := range ccs {
-		if slices.Contains(p.Skipped, cc) {
+		if slices.Contains(skippedNames(p.Skipped), cc) {
 			continue
 		}
 		fl, err := workload.Generate(exp, plan, cc)
@@ -122,7 +129,7 @@ func Prepare(path string) (*Prepared, error) {
 		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
 	}
 	if len(p.Variants) == 0 {
-		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%v); `cclab cc load` loads cclab's laws", path, p.Skipped)
+		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%s); `cclab cc load` loads cclab's laws", path, strings.Join(skippedNames(p.Skipped), ", "))
 	}
 	if err := checkLinkEvents(exp, plan); err != nil {
 		return nil, err

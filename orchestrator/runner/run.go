@@ -56,7 +56,7 @@ type Result struct {
 	ID      runid.ID  `json:"id"`
 	Dir     string    `json:"dir"` // the run directory, or the parent of the compared ones
 	Runs    []Summary `json:"runs"`
-	Skipped []string  `json:"skipped_cc,omitempty"`
+	Skipped []Skip    `json:"skipped,omitempty"` // compared names left out (skip_missing), and why
 }
 
 // Ports the runner uses inside the hosts.
@@ -99,6 +99,7 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 		}()
 	}
 	laws := &lawState{}
+	defer laws.release(opt.Log)
 	// Every variant attaches the same INT switch to its own fabric: its
 	// programs are verified once per run (about 2 s each time otherwise).
 	switches := &intswitch.Cache{}
@@ -148,6 +149,8 @@ type lawState struct {
 	// applied: the laws run with derived; false when the experiment has
 	// no `laws:` section and uses laws registered by someone else.
 	applied bool
+	// hold claims the registrations the run's flows use (claim).
+	hold *cclaws.ClaimHold
 }
 
 // register registers the experiment's laws once, with its `laws:`
@@ -290,6 +293,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source), SHA256: sourceSHA256(string(p.Source))},
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
+	rj.Skipped = p.Skipped
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return sum, err
 	}
@@ -373,6 +377,9 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		}
 	}
 	if err := laws.register(ctx, p, v.CC, rj.Calibration, opt); err != nil {
+		return sum, err
+	}
+	if err := laws.claim(p, opt); err != nil {
 		return sum, err
 	}
 	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied

@@ -62,6 +62,9 @@ type RunJSON struct {
 	Extensions   map[string]any    `json:"extensions,omitempty"`
 	Errors       []string          `json:"errors,omitempty"`
 	Summary      Summary           `json:"summary"`
+	// Skipped are the experiment's compared names its run left out
+	// (skip_missing: known, but not available in this kernel), and why.
+	Skipped []Skip `json:"skipped,omitempty"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.
