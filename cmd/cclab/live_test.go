@@ -241,6 +241,10 @@ func TestLiveLawFollowsRate(t *testing.T) {
 	if err != nil || st.Law != "powertcp" || !slices.ContainsFunc(st.Settings, func(s string) bool { return strings.HasPrefix(s, "powertcp.base_rtt_ns=") }) {
 		t.Fatalf("live.json %+v (%v): want powertcp registered with a calibrated base RTT", st, err)
 	}
+	// The topology claims the registration while it is up.
+	if out, err := runCclab(t, "cc", "load", "powertcp", "powertcp.base_rtt_ns=1000000"); err == nil || !strings.Contains(err.Error(), string(id)) {
+		t.Errorf("cc load powertcp with other parameters while topology %s runs on it: %v\n%s", id, err, out)
+	}
 	out, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "sysctl", "-n", "net.ipv4.tcp_congestion_control")
 	if rc != 0 || strings.TrimSpace(out) != "powertcp" {
 		t.Fatalf("h1's default congestion control: %q (rc %d)", out, rc)

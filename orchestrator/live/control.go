@@ -20,6 +20,8 @@ type request struct {
 	Op string `json:"op"` // "status", "ports", "link"
 	// Link: the target and the change (op "link").
 	Link *linkchange.Request `json:"link,omitempty"`
+	// Law: the registration the supervisor is to claim (op "claim").
+	Law string `json:"law,omitempty"`
 }
 
 type response struct {
@@ -95,6 +97,14 @@ func (c *Client) lost(err error) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return explain(c.id, fmt.Errorf("supervisor of run %s: %w", c.id, err))
+}
+
+// Claim asks the supervisor to claim law's registration for as long as
+// the topology is up (cc.HoldClaim): cc load, cc unload and runs then
+// refuse to change it under the topology.
+func (c *Client) Claim(ctx context.Context, law string) error {
+	_, err := c.call(ctx, request{Op: "claim", Law: law})
+	return err
 }
 
 // Status asks what is up and how healthy it is.

@@ -90,6 +90,16 @@ func RegisterLaw(ctx context.Context, n *netbuild.Network, name string, settings
 		if err := runner.SetPathHops(n.Plan, cc.Options{}); err != nil {
 			return nil, err
 		}
+		// The supervisor claims the registration while the topology is
+		// up: nobody changes its parameters under the hosts' flows.
+		c, err := Dial(ctx, n.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if err := c.Claim(ctx, name); err != nil {
+			return nil, err
+		}
 	}
 	for _, h := range n.Plan.Hosts() {
 		err := nsexec.Do(n.Netns(h.Name), func() error {

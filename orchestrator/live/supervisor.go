@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"cclab/internal/cc"
 	"cclab/internal/runid"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/linkchange"
@@ -40,6 +41,7 @@ type supervisor struct {
 	start time.Time
 
 	links *linkchange.Applier
+	claim *cc.ClaimHold
 
 	mu   sync.Mutex   // guards last
 	last []PortSample // the previous ports sample, for utilisation
@@ -135,6 +137,9 @@ func (s *supervisor) close() {
 	if s.links != nil {
 		s.links.Close()
 	}
+	if s.claim != nil {
+		errs = append(errs, s.claim.Release())
+	}
 	if s.ag != nil {
 		errs = append(errs, s.ag.Close())
 	}
@@ -163,6 +168,11 @@ func (s *supervisor) handle(ctx context.Context, req request) response {
 			return response{Error: err.Error()}
 		}
 		return response{Ports: ps}
+	case "claim":
+		if err := s.holdClaim(req.Law); err != nil {
+			return response{Error: err.Error()}
+		}
+		return response{}
 	case "link":
 		if req.Link == nil {
 			return response{Error: "link: no change given"}
@@ -174,4 +184,24 @@ func (s *supervisor) handle(ctx context.Context, req request) response {
 		return response{Link: ch}
 	}
 	return response{Error: fmt.Sprintf("unknown request %q", req.Op)}
+}
+
+// holdClaim claims law's registration until the supervisor ends.
+func (s *supervisor) holdClaim(law string) error {
+	if s.claim != nil {
+		return fmt.Errorf("claim: run %s already claims its law", s.id)
+	}
+	regs, err := cc.List(cc.Options{})
+	if err != nil {
+		return fmt.Errorf("claim %s: %w", law, err)
+	}
+	for _, r := range regs {
+		if r.Name == law {
+			if s.claim, err = cc.HoldClaim(s.id, []cc.Registration{r}, cc.Options{}); err != nil {
+				return fmt.Errorf("claim %s: %w", law, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("claim %s: it is not registered", law)
 }
