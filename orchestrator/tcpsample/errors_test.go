@@ -110,3 +110,21 @@ func TestCancelledSample(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// A closed Sampler refuses to sample, and closing it again is harmless.
+func TestClosedSampler(t *testing.T) {
+	a, b := testnet.Pair(t)
+	s, err := Open(hostsOf(a, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if got, err := s.Sample(context.Background()); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("got %v, %v; want an error saying the sampler is closed", got, err)
+	}
+}
