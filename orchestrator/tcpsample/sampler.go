@@ -114,7 +114,7 @@ func (s *Sampler) Sample(ctx context.Context) ([]Flow, error) {
 	out := make([]Flow, 0, s.lastLen)
 	for _, h := range s.hosts {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sample host %s: %w", h.Name, err)
 		}
 		var err error
 		if out, err = h.sample(out); err != nil {
