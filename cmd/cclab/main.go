@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 		newDoctorCmd(),
 		newExecCmd(),
 		newLinkCmd(),
+		newWatchCmd(),
 	)
 	return root
 }

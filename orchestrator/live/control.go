@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/linkchange"
+	"cclab/orchestrator/watch"
 )
 
 // The control protocol: one JSON request per line on the supervisor's
@@ -27,7 +29,7 @@ type request struct {
 type response struct {
 	Error  string             `json:"error,omitempty"`
 	Status *Status            `json:"status,omitempty"`
-	Ports  []PortSample       `json:"ports,omitempty"`
+	Ports  []watch.PortSample `json:"ports,omitempty"`
 	Link   *linkchange.Record `json:"link,omitempty"`
 }
 
@@ -117,7 +119,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 }
 
 // Ports samples every switch port's counters.
-func (c *Client) Ports(ctx context.Context) ([]PortSample, error) {
+func (c *Client) Ports(ctx context.Context) ([]watch.PortSample, error) {
 	r, err := c.call(ctx, request{Op: "ports"})
 	if err != nil {
 		return nil, err
@@ -161,4 +163,43 @@ func serveConn(ctx context.Context, c net.Conn, h handler) {
 			return
 		}
 	}
+}
+
+// ServePorts answers "ports" on run id's control socket until the
+// returned stop is called: what a `cclab run` offers `cclab watch` while
+// a variant runs (a live topology's supervisor answers more).
+func ServePorts(id runid.ID, ps *watch.PortSampler) (stop func(), err error) {
+	sock := SocketPath(id)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serveConn(ctx, c, func(_ context.Context, req request) response {
+				if req.Op != "ports" {
+					return response{Error: fmt.Sprintf("run %s is a run, not a live topology: it answers ports only", id)}
+				}
+				smp, err := ps.Sample()
+				if err != nil {
+					return response{Error: err.Error()}
+				}
+				return response{Ports: smp}
+			})
+		}
+	}()
+	return func() {
+		cancel()
+		ln.Close()
+		<-done
+		os.Remove(sock)
+	}, nil
 }

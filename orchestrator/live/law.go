@@ -12,7 +12,6 @@ import (
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/netbuild"
-	"cclab/orchestrator/runner"
 )
 
 // A Law is what `topo up --cc` gave the hosts.
@@ -87,7 +86,7 @@ func RegisterLaw(ctx context.Context, n *netbuild.Network, name string, settings
 		if _, err := cc.Reconcile(ctx, []string{name}, out.Settings, cc.Options{}); err != nil {
 			return nil, fmt.Errorf("register %s: %w", name, err)
 		}
-		if err := runner.SetPathHops(n.Plan, cc.Options{}); err != nil {
+		if err := calibrate.SetPathHops(n.Plan, cc.Options{}); err != nil {
 			return nil, err
 		}
 		// The supervisor claims the registration while the topology is

@@ -15,6 +15,7 @@ import (
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/linkchange"
 	"cclab/orchestrator/netbuild"
+	"cclab/orchestrator/watch"
 	"cclab/tcopt/agent"
 	"cclab/tcopt/intswitch"
 )
@@ -35,7 +36,7 @@ type supervisor struct {
 	net   *netbuild.Network
 	line  *delay.Server
 	sw    *intswitch.Switch
-	ports []intswitch.PortConfig
+	cfgs  []intswitch.PortConfig
 	ag    *agent.Agent
 	log   io.Writer
 	start time.Time
@@ -43,8 +44,7 @@ type supervisor struct {
 	links *linkchange.Applier
 	claim *cc.ClaimHold
 
-	mu   sync.Mutex   // guards last
-	last []PortSample // the previous ports sample, for utilisation
+	ports *watch.PortSampler
 }
 
 // Serve runs the supervisor of run id, built by netbuild.Up in another
@@ -72,11 +72,12 @@ func Serve(ctx context.Context, id runid.ID, opt Options, ready func(error)) (er
 	if s.line, err = s.net.ServeDelay(ctx, delay.ServeOptions{CPU: -1, Steer: s.net.Namespaces()}); err != nil {
 		return fmt.Errorf("serve the delay line: %w", err)
 	}
-	s.ports = intswitch.PortsFromPlan(s.net.Plan, opt.Marking)
-	if len(s.ports) > 0 {
-		if s.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: s.net.Netns, Ports: s.ports}); err != nil {
+	s.cfgs = intswitch.PortsFromPlan(s.net.Plan, opt.Marking)
+	if len(s.cfgs) > 0 {
+		if s.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: s.net.Netns, Ports: s.cfgs}); err != nil {
 			return fmt.Errorf("attach the switch: %w", err)
 		}
+		s.ports = watch.NewPortSampler(s.sw)
 	}
 	if opt.INT {
 		if s.ag, err = agent.Attach(ctx, id, agent.Options{}); err != nil {
@@ -92,7 +93,7 @@ func Serve(ctx context.Context, id runid.ID, opt Options, ready func(error)) (er
 	}
 	defer ln.Close()
 	st := State{PID: os.Getpid(), Started: s.start.UTC().Format(time.RFC3339Nano), INT: opt.INT,
-		SwitchPorts: len(s.ports), Agent: s.ag != nil}
+		SwitchPorts: len(s.cfgs), Agent: s.ag != nil}
 	if s.line != nil {
 		st.DelayEngine, st.DelayPorts = string(s.net.DelayEngine), len(s.net.Delay.Ports)
 	}
@@ -163,7 +164,10 @@ func (s *supervisor) handle(ctx context.Context, req request) response {
 		}
 		return response{Status: st}
 	case "ports":
-		ps, err := s.samplePorts()
+		if s.ports == nil {
+			return response{}
+		}
+		ps, err := s.ports.Sample()
 		if err != nil {
 			return response{Error: err.Error()}
 		}

@@ -1,12 +1,18 @@
 package runner
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"cclab/orchestrator/watch"
 	"cclab/rundir"
 )
 
@@ -16,6 +22,7 @@ import (
 // rate allows (100 Mbit/s for 1 s, then 50 for 2 s).
 func TestLinkEventsRun(t *testing.T) {
 	exp := writeExperiment(t, "repro-star-2-1ms.yaml", `switch: {}
+watch: 100ms
 events:
   - {at: 1s, link: "s0:h0", rate: 50Mbit}
 schedule:
@@ -39,7 +46,10 @@ workload:
 	var rj struct {
 		Extensions struct {
 			LinkEvents LinkEventsJSON `json:"link_events"`
+			Watch      WatchJSON      `json:"watch"`
 		} `json:"extensions"`
+		ZeroNs        int64 `json:"workload_zero_ns"`
+		ClockOffsetNs int64 `json:"clock_offset_ns"`
 	}
 	readRunJSON(t, res.Dir, &rj)
 	ev := rj.Extensions.LinkEvents
@@ -52,6 +62,38 @@ workload:
 			t.Errorf("change %d (%s): at %v, in force %v after it was due; want at %v within 10 ms", i, c.Target, c.At, time.Duration(c.LateNs), want[i])
 		}
 	}
+	// The recorded watch stream: a sample every 100 ms, the sender's
+	// socket in each, and the switch stamping the new rate once the event
+	// was in force.
+	f, err := os.Open(filepath.Join(res.Dir, WatchFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var samples, sending, after50 int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s watch.Sample
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatalf("watch.jsonl line %d: %v", samples+1, err)
+		}
+		samples++
+		if slices.ContainsFunc(s.Flows, func(f watch.Flow) bool { return f.Host == "h1" && f.Sender && f.CwndBytes > 0 && f.SRTTUs >= 4000 }) {
+			sending++
+		}
+		atRun := time.Duration(s.AtUnixNs - rj.ClockOffsetNs - rj.ZeroNs)
+		for _, p := range s.Ports {
+			if p.Node == "s0" && p.Iface == "h0" && atRun > 1100*time.Millisecond && p.RateBps == 50e6 {
+				after50++
+			}
+		}
+	}
+	if samples < 25 || samples != rj.Extensions.Watch.Samples || sending < samples/2 || after50 < 15 {
+		t.Errorf("watch.jsonl: %d samples (run.json says %d), %d with h1 sending, %d stamping 50 Mbit/s on s0/h0 after 1.1 s",
+			samples, rj.Extensions.Watch.Samples, sending, after50)
+	}
+
 	rows, err := rundir.ReadFlows(res.Dir)
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("flows.csv: %d rows, %v", len(rows), err)

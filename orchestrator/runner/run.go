@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -248,26 +247,6 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	return nil
 }
 
-// SetPathHops gives the laws that count their path's hops (Swift) this
-// topology's: the switches between every ordered pair of hosts. Without
-// such a law registered there is no table, and nothing to do.
-func SetPathHops(plan *topology.Plan, opts cclaws.Options) error {
-	pds, err := plan.PathDelays()
-	if err != nil {
-		return err
-	}
-	paths := make([]cclaws.PathHops, 0, len(pds))
-	for _, pd := range pds {
-		src, _ := plan.Node(pd.Src)
-		dst, _ := plan.Node(pd.Dst)
-		paths = append(paths, cclaws.PathHops{Src: src.Addr, Dst: dst.Addr, Switches: uint32(pd.Switches)})
-	}
-	if err := cclaws.SetPathHops(opts, paths); err != nil && !errors.Is(err, cclaws.ErrNoPathTable) {
-		return fmt.Errorf("path table: %w", err)
-	}
-	return nil
-}
-
 // HostOptions turns the experiment's host settings into build options.
 func HostOptions(h experiment.Hosts) netbuild.Options {
 	o := netbuild.DefaultOptions()
@@ -383,7 +362,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		return sum, err
 	}
 	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied
-	if err := SetPathHops(p.Plan, opt.Laws); err != nil {
+	if err := calibrate.SetPathHops(p.Plan, opt.Laws); err != nil {
 		return sum, err
 	}
 	regs, err := registeredLaws(opt.Laws)
@@ -433,6 +412,9 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if p.Exp.Switch != nil {
 		tel = &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches}
 		exts = append(exts, tel)
+	}
+	if p.Exp.Watch > 0 {
+		exts = append(exts, &watchRecorder{every: p.Exp.Watch.D(), tel: tel})
 	}
 	if ch := p.Exp.LinkChanges(); len(ch) > 0 {
 		exts = append(exts, &linkEvents{changes: ch, tel: tel, line: dl})

@@ -1,13 +1,15 @@
-package live
+package watch
 
 import (
 	"fmt"
-	"io"
+	"sync"
 	"time"
+
+	"cclab/tcopt/intswitch"
 )
 
 // A PortSample is one switch port's queue and counters at a time, with
-// what it carried since the previous sample of the same supervisor.
+// what it carried since the previous sample.
 type PortSample struct {
 	Node  string `json:"node"`
 	Iface string `json:"iface"`
@@ -21,13 +23,20 @@ type PortSample struct {
 	Stamped     uint64  `json:"int_stamped"`
 }
 
-// samplePorts reads every switch port; Utilisation is what the port
-// transmitted since the last sample over what its rate allows, the number
-// INT's txBytes and ts give a law over the same interval.
-func (s *supervisor) samplePorts() ([]PortSample, error) {
-	if s.sw == nil {
-		return nil, nil
-	}
+// A PortSampler reads a switch's ports; Utilisation is what a port
+// transmitted since the sampler's previous sample over what its rate
+// allows: the number INT's txBytes and ts give a law over that interval.
+type PortSampler struct {
+	sw   *intswitch.Switch
+	mu   sync.Mutex
+	last []PortSample
+}
+
+// NewPortSampler samples sw's ports.
+func NewPortSampler(sw *intswitch.Switch) *PortSampler { return &PortSampler{sw: sw} }
+
+// Sample reads every port now.
+func (s *PortSampler) Sample() ([]PortSample, error) {
 	ps, err := s.sw.Stats()
 	if err != nil {
 		return nil, fmt.Errorf("switch counters: %w", err)
@@ -52,8 +61,4 @@ func (s *supervisor) samplePorts() ([]PortSample, error) {
 	}
 	s.last = out
 	return out, nil
-}
-
-func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, time.Now().Format("2006-01-02T15:04:05.000")+" "+format+"\n", args...)
 }
