@@ -296,6 +296,16 @@ func TestLiveLawFollowsRate(t *testing.T) {
 	}
 	defer srv.Wait()
 	time.Sleep(300 * time.Millisecond)
+	// The watch shows the law's signal on the flow's socket.
+	watched := make(chan string, 1)
+	go func() {
+		time.Sleep(800 * time.Millisecond)
+		out, err := runCclab(t, "watch", "--run", string(id), "--json", "--count", "3")
+		if err != nil {
+			out += err.Error()
+		}
+		watched <- out
+	}()
 	changed := make(chan error, 1)
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
@@ -305,6 +315,21 @@ func TestLiveLawFollowsRate(t *testing.T) {
 	out, rc = cclabProc(t, "exec", "--run", string(id), "h1", "--", "iperf3", "-c", h0.Addr.String(), "-p", "5302", "-t", "3", "-i", "0.1", "-J")
 	if err := <-changed; err != nil {
 		t.Fatal(err)
+	}
+	var withSignal int
+	for _, l := range strings.Split(strings.TrimSpace(<-watched), "\n") {
+		var s watch.Sample
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("watch --json: %v\n%s", err, l)
+		}
+		if slices.ContainsFunc(s.Flows, func(f watch.Flow) bool {
+			return f.Sender && f.Law != nil && f.Law.Law == "powertcp" && f.Law.SignalName != ""
+		}) {
+			withSignal++
+		}
+	}
+	if withSignal < 2 {
+		t.Errorf("watch: %d of 3 samples show PowerTCP's signal on the flow", withSignal)
 	}
 	if rc != 0 {
 		t.Fatalf("iperf3: rc %d\n%s", rc, out)

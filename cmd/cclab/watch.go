@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"cclab/internal/cc"
 	"cclab/orchestrator/live"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/tcpsample"
@@ -21,7 +22,7 @@ import (
 
 func newWatchCmd() *cobra.Command {
 	var run string
-	var jsonOut, all bool
+	var jsonOut, all, signals bool
 	var interval time.Duration
 	var count int
 	cmd := &cobra.Command{
@@ -58,13 +59,23 @@ stdout (notes go to stderr). Until Ctrl-C, or --count samples.`,
 			} else {
 				fmt.Fprintf(cmd.ErrOrStderr(), "no switch ports (%v): flows only\n", err)
 			}
+			opt := watch.Options{Interval: interval, Count: count}
+			if signals {
+				sig, err := watch.StartSignals(ctx, cc.Options{})
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "no law signals (%v)\n", err)
+				} else {
+					defer sig.Stop()
+					opt.Signals = sig
+				}
+			}
 			out := cmd.OutOrStdout()
 			emit := func(s watch.Sample) error { return printSample(out, s, all) }
 			if jsonOut {
 				enc := json.NewEncoder(out)
 				emit = func(s watch.Sample) error { return enc.Encode(s) }
 			}
-			err = watch.Stream(ctx, hosts, ports, watch.Options{Interval: interval, Count: count}, emit)
+			err = watch.Stream(ctx, hosts, ports, opt, emit)
 			if errors.Is(err, unix.EPIPE) {
 				return nil // the reader went away (watch ... | head)
 			}
@@ -77,6 +88,7 @@ stdout (notes go to stderr). Until Ctrl-C, or --count samples.`,
 	fl.BoolVar(&all, "all", false, "every socket and port, not only senders and busy ports")
 	fl.DurationVar(&interval, "interval", 100*time.Millisecond, "time between samples")
 	fl.IntVar(&count, "count", 0, "stop after this many samples (0: until interrupted)")
+	fl.BoolVar(&signals, "signals", true, "each flow's law signal, from the laws' per-ACK trace (a ring-buffer write per ACK while watching)")
 	return cmd
 }
 
@@ -88,7 +100,7 @@ func printSample(w io.Writer, s watch.Sample, all bool) error {
 	}
 	fmt.Fprintf(w, "%s  %d sockets\n", time.Unix(0, s.AtUnixNs).Format("15:04:05.000"), len(s.Flows))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tLOCAL\tREMOTE\tCC\tCWND KB\tSRTT us\tMIN RTT us\tPACING Mbit/s\tDELIVERY Mbit/s\tRETRANS")
+	fmt.Fprintln(tw, "HOST\tLOCAL\tREMOTE\tCC\tCWND KB\tSRTT us\tMIN RTT us\tPACING Mbit/s\tDELIVERY Mbit/s\tRETRANS\tLAW SIGNAL")
 	fs := append([]watch.Flow(nil), s.Flows...)
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Host+fs[i].Local < fs[j].Host+fs[j].Local })
 	for _, f := range fs {
@@ -99,8 +111,12 @@ func printSample(w io.Writer, s watch.Sample, all bool) error {
 		if f.PacingBps > 0 {
 			pacing = fmt.Sprintf("%.1f", float64(f.PacingBps)/1e6)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.0f\t%.0f\t%s\t%.1f\t%d\n", f.Host, f.Local, f.Remote, f.CC,
-			float64(f.CwndBytes)/1e3, f.SRTTUs, f.MinRTTUs, pacing, float64(f.DeliveryBps)/1e6, f.Retrans)
+		signal := "-"
+		if f.Law != nil {
+			signal = fmt.Sprintf("%s=%d %s", f.Law.SignalName, f.Law.Signal, f.Law.Note)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.0f\t%.0f\t%s\t%.1f\t%d\t%s\n", f.Host, f.Local, f.Remote, f.CC,
+			float64(f.CwndBytes)/1e3, f.SRTTUs, f.MinRTTUs, pacing, float64(f.DeliveryBps)/1e6, f.Retrans, signal)
 	}
 	if len(s.Ports) > 0 {
 		fmt.Fprintln(tw, "\nPORT\tQUEUE KB\tUTILISATION\tRATE Mbit/s\tDROPS")

@@ -27,6 +27,9 @@ type Flow struct {
 	BytesAcked  uint64  `json:"bytes_acked"`
 	BytesRecv   uint64  `json:"bytes_received"`
 	Retrans     uint32  `json:"retransmits"`
+	// Law is the newest decision of the cclab law the flow runs, when
+	// the watch reads the laws' trace (Options.Signals).
+	Law *LawSignal `json:"law,omitempty"`
 }
 
 // A Sample is the fabric at one time.
@@ -44,6 +47,9 @@ type PortsFunc func(ctx context.Context) ([]PortSample, error)
 type Options struct {
 	Interval time.Duration // default 100 ms
 	Count    int           // samples to take; 0: until ctx ends
+	// Signals, when set, gives each flow of cclab's laws its law's
+	// newest signal.
+	Signals *Signals
 }
 
 // Stream samples hosts (and ports) every opt.Interval and hands each
@@ -68,7 +74,7 @@ func Stream(ctx context.Context, hosts []tcpsample.Host, ports PortsFunc, opt Op
 			case <-t.C:
 			}
 		}
-		smp, err := take(ctx, s, ports)
+		smp, err := take(ctx, s, ports, opt.Signals)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -82,7 +88,7 @@ func Stream(ctx context.Context, hosts []tcpsample.Host, ports PortsFunc, opt Op
 	return nil
 }
 
-func take(ctx context.Context, s *tcpsample.Sampler, ports PortsFunc) (Sample, error) {
+func take(ctx context.Context, s *tcpsample.Sampler, ports PortsFunc, sig *Signals) (Sample, error) {
 	out := Sample{AtUnixNs: time.Now().UnixNano()}
 	fs, err := s.Sample(ctx)
 	if err != nil {
@@ -90,7 +96,13 @@ func take(ctx context.Context, s *tcpsample.Sampler, ports PortsFunc) (Sample, e
 	}
 	out.Flows = make([]Flow, 0, len(fs))
 	for _, f := range fs {
-		out.Flows = append(out.Flows, flowOf(f))
+		w := flowOf(f)
+		if sig != nil && w.Sender {
+			if ls, ok := sig.Of(w.Local, w.Remote); ok {
+				w.Law = &ls
+			}
+		}
+		out.Flows = append(out.Flows, w)
 	}
 	if ports != nil {
 		if out.Ports, err = ports(ctx); err != nil {
