@@ -14,19 +14,20 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var asJSON, fresh bool
+	var asJSON, fresh, partial bool
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Two runs side by side: each law's FCT slowdowns in both, with the differences",
 		Long: "Compares two run (or experiment) directories: for every law in either, the\n" +
 			"headline FCT slowdowns of A and B, B - A and B / A - 1, and each side's\n" +
 			"emulation verdict. It reads each run's analysis (RUN/analysis/summary.json)\n" +
-			"when there is one, else analyses the run first (--fresh always does).",
+			"when there is one, else analyses the run first (--fresh always does). A run a\n" +
+			"signal interrupted is refused unless --partial is given, and then flagged.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var as [2]*report.Analysis
 			for i, dir := range args {
-				a, err := loadOrAnalyze(cmd, dir, fresh)
+				a, err := loadOrAnalyze(cmd, dir, fresh, partial)
 				if err != nil {
 					return fmt.Errorf("run %s: %w", dir, err)
 				}
@@ -38,17 +39,25 @@ func newCompareCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(d)
 			}
+			for _, l := range d.Partial {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
 			return printDelta(cmd.OutOrStdout(), d.Table())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "analyse both runs again, even when they have an analysis")
+	cmd.Flags().BoolVar(&partial, "partial", false, "compare runs that a signal interrupted (flagged in the output)")
 	return cmd
 }
 
-func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis, error) {
+func loadOrAnalyze(cmd *cobra.Command, dir string, fresh, partial bool) (*report.Analysis, error) {
 	if !fresh {
 		a, err := report.LoadSummary(dir)
+		if err == nil && len(a.Interrupted) > 0 && !partial {
+			in := a.Interrupted[0]
+			return nil, fmt.Errorf("%s: %s at %s: %w", in.Variant, in.Cause, in.At, report.ErrInterrupted)
+		}
 		if err == nil {
 			return a, nil
 		}
@@ -59,7 +68,7 @@ func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis
 		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "analysing %s...\n", dir)
-	return report.Analyze(cmd.Context(), dir, report.Config{})
+	return report.Analyze(cmd.Context(), dir, report.Config{Partial: partial})
 }
 
 func printDelta(w io.Writer, t report.Table) error {

@@ -62,6 +62,8 @@ type RunJSON struct {
 	Extensions   map[string]any    `json:"extensions,omitempty"`
 	Errors       []string          `json:"errors,omitempty"`
 	Summary      Summary           `json:"summary"`
+	// Interrupted: a signal ended the run before its workload did.
+	Interrupted *rundir.Interrupted `json:"interrupted,omitempty"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.
@@ -79,7 +81,8 @@ func sourceSHA256(src string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func kernel() rundir.Kernel {
+// ThisKernel is the kernel this runs on, as run.json records it.
+func ThisKernel() rundir.Kernel {
 	rd := func(p string) string {
 		b, _ := os.ReadFile(p)
 		return strings.TrimSpace(string(b))
