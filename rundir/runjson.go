@@ -35,6 +35,16 @@ type Info struct {
 	Errors       []string       `json:"errors,omitempty"`
 	// Fidelity is the emulation's verdict; nil in runs made before it.
 	Fidelity *Fidelity `json:"fidelity"`
+	// Interrupted is set when a signal ended the run before its workload
+	// did: its flows and captures stop where the signal cut them.
+	Interrupted *Interrupted `json:"interrupted,omitempty"`
+}
+
+// Interrupted says what ended a run early.
+type Interrupted struct {
+	Signal string `json:"signal"` // "SIGHUP"; "" when cancelled otherwise
+	At     string `json:"at"`     // RFC 3339, when the signal came
+	Cause  string `json:"cause"`  // "interrupted by SIGHUP (the parent process exited)"
 }
 
 // Framing is how payload became wire bytes for the ideal FCT.
@@ -96,7 +106,7 @@ type FlowCounts struct {
 }
 
 // Fidelity is the verdict on the emulation (docs/fidelity.md): "faithful",
-// or "degraded" with the broken invariants.
+// or "degraded" with the broken invariants, or "interrupted".
 type Fidelity struct {
 	Verdict string   `json:"verdict"`
 	Reasons []string `json:"reasons"`

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"cclab/analysis/metrics"
+	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
+	"cclab/rundir"
 	"cclab/topology"
 	"cclab/topology/ideal"
 )
@@ -32,6 +34,9 @@ type Config struct {
 	Plan          *topology.Plan
 	// Progress, when set, is told what is being done on long work.
 	Progress func(msg string)
+	// Partial analyses a run that a signal interrupted (run.json
+	// "interrupted"); without it such a run is refused (ErrInterrupted).
+	Partial bool
 }
 
 // Defaults fills the zero fields of c.
@@ -173,6 +178,9 @@ type CaptureInfo struct {
 	TCPPackets uint64 `json:"tcp_packets"`
 	Skipped    uint64 `json:"skipped"`
 	Flows      int    `json:"flows"`
+	// Cut: the file could not be read to its end; the numbers cover the
+	// packets before the damage.
+	Cut *pcapflows.Cut `json:"cut,omitempty"`
 }
 
 // Analysis is everything computed from a run or captures.
@@ -202,7 +210,16 @@ type Analysis struct {
 	Traces      []series.Trace `json:"-"`
 	INT         []INTReport    `json:"int"`
 	Fidelity    []Fidelity     `json:"fidelity,omitempty"`
+	// Interrupted lists the variants a signal ended early (analysed with
+	// Config.Partial): their numbers are not results.
+	Interrupted []Interruption `json:"interrupted,omitempty"`
 	Warnings    []string       `json:"warnings"`
+}
+
+// Interruption is one variant's run.json "interrupted".
+type Interruption struct {
+	Variant string `json:"variant"`
+	rundir.Interrupted
 }
 
 // Fidelity is one variant's emulation verdict from its run.json
