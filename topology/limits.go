@@ -31,6 +31,11 @@ const (
 	MaxLineMemory int64 = 8e9
 )
 
+// MaxDelayedHosts is how many hosts a topology with delays may have: each
+// host's switch port is a port of the delay line, which serves at most
+// 1024 (orchestrator/delay/line.MaxPorts).
+const MaxDelayedHosts = 1024
+
 // MaxRTT bounds every path's propagation RTT (twice its one-way delay):
 // Linux's initial retransmission timeout (TCP_TIMEOUT_INIT, RFC 6298's
 // 1 s). A path as long would have every connection retransmit its SYN.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cclab/internal/yamlerr"
+	"cclab/internal/yamlerr/yamlerrtest"
 )
 
 // Every physical limit refuses a value beyond it with the field, the
@@ -114,15 +115,7 @@ links:
 		`t.yaml:6:29: links.edge_agg.buffer 1KB is smaller than one MTU`,
 		`t.yaml:6:44: links.edge_agg.delay 1.5µs`,
 	}
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("%d errors, want %d:\n%v", len(lines), len(want), err)
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(lines[i], w) {
-			t.Errorf("error %d: %q, want it to start %q", i, lines[i], w)
-		}
-	}
+	yamlerrtest.Lines(t, err, want)
 	// Bad values of several keys (yaml.v3's type errors and the units'):
 	// all of them, not the first.
 	_, err = Parse("t.yaml", []byte("name: x\nkind: line\nline: {switches: many}\nlinks:\n  default: {rate: 1000, buffer: 64KB, delay: 5}\n"))

@@ -417,6 +417,12 @@ func (v *validator) delayLine(p *Plan) {
 		tier = "default"
 	}
 	where := at("links", tier, "delay")
+	// Every host's port holds its paths' delay: the line's ports, checked
+	// before the all-pairs path search, which grows with hosts x links.
+	if hosts := len(p.Hosts()); hosts > MaxDelayedHosts {
+		v.errf(where, "links.%s.delay %v: %d hosts, each behind a delayed port; the delay line serves at most %d ports", tier, longest.Delay, hosts, MaxDelayedHosts)
+		return
+	}
 	ports, err := p.DelayPorts()
 	if err != nil {
 		v.errf(where, "%v", err)

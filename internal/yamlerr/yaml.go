@@ -104,17 +104,21 @@ func Decode(file string, root *yaml.Node, err error) *Error {
 	} else {
 		msgs = []string{err.Error()}
 	}
-	e := &Error{File: file}
+	l := List{File: file}
 	for _, m := range msgs {
 		for _, part := range strings.Split(m, "\n") {
 			part = strings.TrimSpace(part)
 			if part == "" || part == "yaml: unmarshal errors:" {
 				continue
 			}
-			e.Items = append(e.Items, decodeItem(root, part))
+			it := decodeItem(root, part)
+			l.Add(it.Pos, "%s", it.Msg)
 		}
 	}
-	return e
+	if l.Len() == 0 {
+		l.Add(Pos{Line: 1}, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return l.Err().(*Error)
 }
 
 var (
@@ -139,6 +143,10 @@ func decodeItem(root *yaml.Node, msg string) Item {
 	}
 	return Item{Pos: Pos{Line: line, Col: col}, Msg: msg}
 }
+
+// ColumnOn is the column of the first key or value on line (0 when the
+// line holds none).
+func ColumnOn(root *yaml.Node, line int) int { return columnOn(root, line, "") }
 
 // columnOn is the column of the node on line that msg is about: the key a
 // field or duplicate error names, the value a type error quotes, else the

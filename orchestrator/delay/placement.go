@@ -10,6 +10,12 @@ import (
 	"cclab/topology"
 )
 
+// topology.MaxDelayedHosts is the line's port count (compile-time check).
+var (
+	_ [line.MaxPorts - topology.MaxDelayedHosts]struct{}
+	_ [topology.MaxDelayedHosts - line.MaxPorts]struct{}
+)
+
 // A Placement says where a topology's propagation delay goes: at every
 // switch port that faces a host, each packet about to enter the port's
 // queue first waits out the one-way delay of its whole path (its source
