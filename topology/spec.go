@@ -221,6 +221,9 @@ func (v *validator) plan(s *Spec) *Plan {
 	}
 	p := b.plan(s.Name, s.Kind)
 	p.Purpose = s.Purpose
+	if p.Purpose == PurposePlumbing && p.HasDelay() {
+		v.errf(at("purpose"), "purpose %s is for a topology without propagation delay, and this one has delays", PurposePlumbing)
+	}
 	v.names(p, s.Rename)
 	v.delayLine(p)
 	return p

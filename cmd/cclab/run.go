@@ -45,6 +45,9 @@ table and the run directory's path to stdout (JSON with --json).`,
 			if err != nil {
 				return err
 			}
+			if note, ok := p.Plan.PlumbingNote(); ok {
+				fmt.Fprintf(logw, "note: %s\n", note)
+			}
 			if len(p.Skipped) > 0 {
 				fmt.Fprintf(logw, "not loaded, skipped: %s (`cclab cc load` loads cclab's laws)\n", strings.Join(p.Skipped, ", "))
 			}
