@@ -309,6 +309,11 @@ func (v *validator) checkLink(tier string, ls *LinkSpec, derivedRate bool) {
 	if ls.Delay != 0 && ls.Delay.D()%time.Microsecond != 0 {
 		v.errf(at("links", tier, "delay"), "links.%s.delay %v: netem takes whole microseconds", tier, ls.Delay)
 	}
+	// A path over this link alone has twice its delay as RTT; whole paths
+	// are checked once the plan is built (delayLine).
+	if 2*ls.Delay.D() >= MaxRTT {
+		v.errf(at("links", tier, "delay"), "links.%s.delay %v: a path over it has a propagation RTT of at least %v, not below %v, TCP's initial retransmission timeout: every connection would retransmit its SYN and flows would measure the timer, not the fabric", tier, ls.Delay, 2*ls.Delay.D(), MaxRTT)
+	}
 	if ls.HostBuffer != 0 {
 		if !hostTiers[tier] && tier != "default" {
 			v.errf(at("links", tier, "host_buffer"), "links.%s.host_buffer: only tiers with a host end (host, receiver) have one", tier)
@@ -441,7 +446,7 @@ func (v *validator) delayLine(p *Plan) {
 		classes += len(dp.Classes)
 		oneWay = max(oneWay, slices.Max(dp.Classes))
 	}
-	if 2*oneWay >= MaxRTT {
+	if 2*oneWay >= MaxRTT && 2*longest.Delay.D() < MaxRTT { // else checkLink said so
 		v.errf(where, "links.%s.delay %v: the longest path's propagation RTT is %v, not below %v, TCP's initial retransmission timeout: every connection would retransmit its SYN and flows would measure the timer, not the fabric",
 			tier, longest.Delay, 2*oneWay, MaxRTT)
 	}
