@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"cclab/topology"
 	"cclab/topology/ideal"
@@ -38,6 +39,9 @@ type Info struct {
 	// Interrupted is set when a signal ended the run before its workload
 	// did: its flows and captures stop where the signal cut them.
 	Interrupted *Interrupted `json:"interrupted,omitempty"`
+	// Calibration is the measurement of the run's paths (nil when the
+	// run did not calibrate): the analysis takes its RTT for Jain's window.
+	Calibration *Calibration `json:"calibration"`
 }
 
 // Interrupted says what ended a run early.
@@ -45,6 +49,32 @@ type Interrupted struct {
 	Signal string `json:"signal"` // "SIGHUP"; "" when cancelled otherwise
 	At     string `json:"at"`     // RFC 3339, when the signal came
 	Cause  string `json:"cause"`  // "interrupted by SIGHUP (the parent process exited)"
+}
+
+// Calibration is what readers take from run.json's calibration
+// (orchestrator/calibrate.Result).
+type Calibration struct {
+	Classes []CalibratedClass `json:"classes"`
+}
+
+// CalibratedClass is one class of path as calibrated: its switches and
+// its loaded RTT floor, the RTT the laws are derived from.
+type CalibratedClass struct {
+	Switches int   `json:"switches"`
+	FloorNs  int64 `json:"loaded_floor_ns"`
+}
+
+// LargestRTT is the largest loaded RTT floor of the calibrated classes
+// (0 without a calibration).
+func (c *Calibration) LargestRTT() time.Duration {
+	var rtt time.Duration
+	if c == nil {
+		return 0
+	}
+	for _, cl := range c.Classes {
+		rtt = max(rtt, time.Duration(cl.FloorNs))
+	}
+	return rtt
 }
 
 // Framing is how payload became wire bytes for the ideal FCT.

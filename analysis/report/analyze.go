@@ -80,7 +80,15 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	if len(app) == 0 && len(files) == 0 {
 		return nil, fmt.Errorf("run %s: flows.csv is empty or missing and there are no captures: %w", dir, ErrEmpty)
 	}
+	if cfg.CalibratedRTT == 0 {
+		cfg.CalibratedRTT = ri.Calibration.LargestRTT()
+	}
 	a, err := analyze(ctx, in, cfg.Defaults())
+	if err == nil && ri.Topology != nil {
+		if note, ok := ri.Topology.PlumbingNote(); ok {
+			a.Warnings = append(a.Warnings, note)
+		}
+	}
 	if err == nil && ri.Fidelity != nil {
 		a.Fidelity = []Fidelity{{Variant: filepath.Base(dir), Verdict: ri.Fidelity.Verdict, Reasons: ri.Fidelity.Reasons}}
 	}

@@ -30,6 +30,10 @@ type Config struct {
 	// (or a topology plan giving them per path), and the framing.
 	BottleneckBps uint64
 	BaseRTT       time.Duration
+	// CalibratedRTT is the run's calibrated RTT (the largest loaded floor
+	// of its path classes; run.json's calibration for a run), which Jain's
+	// window follows where it exceeds the configured base RTT.
+	CalibratedRTT time.Duration
 	Framing       ideal.Framing
 	Plan          *topology.Plan
 	// Progress, when set, is told what is being done on long work.
@@ -244,8 +248,12 @@ type ConfigEcho struct {
 	FairHoldNs    int64   `json:"fair_hold_ns"`
 	// FairOverlapRTTs: base RTTs two flows must share a bottleneck for
 	// fairness among them to be reported.
-	FairOverlapRTTs int             `json:"fair_overlap_rtts"`
-	FairWindowNs    int64           `json:"fair_window_ns"` // Jain\'s window: the largest base RTT
+	FairOverlapRTTs int   `json:"fair_overlap_rtts"`
+	FairWindowNs    int64 `json:"fair_window_ns"` // Jain\'s window: one RTT (fairWindow)
+	// FairWindowRule says which RTT set FairWindowNs: the configured
+	// base RTT, the calibrated one or the throughput window.
+	FairWindowRule  string          `json:"fair_window_rule"`
+	CalibratedRTTNs int64           `json:"calibrated_rtt_ns,omitempty"`
 	EqualPct        float64         `json:"equal_count_pct"`
 	Classes         metrics.Classes `json:"classes"`
 }
