@@ -64,6 +64,16 @@ test: bootstrap
 	@$(MAKE) --no-print-directory build fmt-check vet
 	$(GO) test $(GOTEST_FLAGS) ./...
 	cd reproduce/kubecheck && $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+# Fuzz the two file readers (topology and experiment files): no input may
+# panic, and every error must name its file:line. make test runs each for
+# 10 s; a longer hunt: make fuzz FUZZTIME=30m (docs/experiments.md).
+FUZZTIME ?= 10s
+.PHONY: fuzz
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./topology
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./orchestrator/experiment
 
 clean-build:
 	rm -rf bin build

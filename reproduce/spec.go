@@ -242,7 +242,7 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 }
 
 // decoderLine is yaml's position prefix in a decoding error.
-var decoderLine = regexp.MustCompile(`(yaml: unmarshal errors:\s*)?line \d+: `)
+var decoderLine = regexp.MustCompile(`(yaml: unmarshal errors:\s*)?line \d+(:\d+)?: `)
 
 // unknownField finds the field a strict decoding refused.
 var unknownField = regexp.MustCompile(`field (\S+) not found`)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"cclab/topology"
 	"cclab/topology/ideal"
@@ -35,6 +36,45 @@ type Info struct {
 	Errors       []string       `json:"errors,omitempty"`
 	// Fidelity is the emulation's verdict; nil in runs made before it.
 	Fidelity *Fidelity `json:"fidelity"`
+	// Interrupted is set when a signal ended the run before its workload
+	// did: its flows and captures stop where the signal cut them.
+	Interrupted *Interrupted `json:"interrupted,omitempty"`
+	// Calibration is the measurement of the run's paths (nil when the
+	// run did not calibrate): the analysis takes its RTT for Jain's window.
+	Calibration *Calibration `json:"calibration"`
+}
+
+// Interrupted says what ended a run early.
+type Interrupted struct {
+	Signal string `json:"signal"` // "SIGHUP"; "" when cancelled otherwise
+	At     string `json:"at"`     // RFC 3339, when the signal came
+	Cause  string `json:"cause"`  // "interrupted by SIGHUP (the parent process exited)"
+}
+
+// Calibration is what readers take from run.json's calibration
+// (orchestrator/calibrate.Result).
+type Calibration struct {
+	Classes []CalibratedClass `json:"classes"`
+}
+
+// CalibratedClass is one class of path as calibrated: its switches and
+// its loaded RTT floor, the RTT the laws are derived from.
+type CalibratedClass struct {
+	Switches int   `json:"switches"`
+	FloorNs  int64 `json:"loaded_floor_ns"`
+}
+
+// LargestRTT is the largest loaded RTT floor of the calibrated classes
+// (0 without a calibration).
+func (c *Calibration) LargestRTT() time.Duration {
+	var rtt time.Duration
+	if c == nil {
+		return 0
+	}
+	for _, cl := range c.Classes {
+		rtt = max(rtt, time.Duration(cl.FloorNs))
+	}
+	return rtt
 }
 
 // Framing is how payload became wire bytes for the ideal FCT.
@@ -96,7 +136,7 @@ type FlowCounts struct {
 }
 
 // Fidelity is the verdict on the emulation (docs/fidelity.md): "faithful",
-// or "degraded" with the broken invariants.
+// or "degraded" with the broken invariants, or "interrupted".
 type Fidelity struct {
 	Verdict string   `json:"verdict"`
 	Reasons []string `json:"reasons"`

@@ -8,10 +8,10 @@ type DumbbellSpec struct {
 
 // planDumbbell names the left hosts h0..h<n-1>, the right ones h<n>..h<2n-1>,
 // the left switch s0 and the right one s1.
-func planDumbbell(v *validator, s *DumbbellSpec, links map[string]LinkSpec) (*builder, error) {
+func planDumbbell(v *validator, s *DumbbellSpec, links map[string]LinkSpec) *builder {
 	n := s.HostsPerSide
-	if err := v.positive("dumbbell", "hosts_per_side", n, 1, MaxHosts/2); err != nil {
-		return nil, err
+	if !v.positive("dumbbell", "hosts_per_side", n, 1, MaxLinks/2-1) || links == nil {
+		return nil
 	}
 	b := newBuilder()
 	for i := 0; i < 2*n; i++ {
@@ -27,5 +27,5 @@ func planDumbbell(v *validator, s *DumbbellSpec, links map[string]LinkSpec) (*bu
 		b.link("h"+itoa(i), sw, "host", links["host"])
 	}
 	b.link("s0", "s1", "bottleneck", links["bottleneck"])
-	return b, nil
+	return b
 }

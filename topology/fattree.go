@@ -16,43 +16,61 @@ type FatTreeSpec struct {
 	CoreLinksPerAgg int `yaml:"core_links_per_agg"` // default cores/aggs_per_pod
 }
 
-// shape resolves K into the explicit shape and checks it.
-func (f FatTreeSpec) shape(v *validator) (FatTreeSpec, error) {
+// shape resolves K into the explicit shape and checks it; false when a
+// count is bad (the errors are in v). Every count is checked before any
+// is divided by or multiplied into the size of the plan.
+func (f FatTreeSpec) shape(v *validator) (FatTreeSpec, bool) {
 	explicit := f.Pods != 0 || f.EdgesPerPod != 0 || f.AggsPerPod != 0 || f.Cores != 0 || f.HostsPerEdge != 0 || f.CoreLinksPerAgg != 0
-	if f.K != 0 {
-		if explicit {
-			return f, v.errf(at("fattree", "k"), "fattree: give k or the explicit shape (pods, edges_per_pod, ...), not both")
+	if v.has("fattree", "k") || f.K != 0 {
+		switch {
+		case explicit:
+			v.errf(at("fattree", "k"), "fattree: give k or the explicit shape (pods, edges_per_pod, ...), not both")
+		case f.K < 2 || f.K%2 != 0:
+			v.errf(at("fattree", "k"), "fattree.k = %d: k must be even and at least 2 (k pods of k/2 edge and k/2 aggregation switches)", f.K)
+		case f.K > 32:
+			v.errf(at("fattree", "k"), "fattree.k = %d: at most 32 (k^3/4 hosts; the address plan holds %d links)", f.K, MaxLinks)
+		default:
+			h := f.K / 2
+			return FatTreeSpec{K: f.K, Pods: f.K, EdgesPerPod: h, AggsPerPod: h, Cores: h * h, HostsPerEdge: h, CoreLinksPerAgg: h}, true
 		}
-		if f.K < 2 || f.K%2 != 0 {
-			return f, v.errf(at("fattree", "k"), "fattree.k = %d: k must be even and at least 2", f.K)
-		}
-		if f.K > 32 {
-			return f, v.errf(at("fattree", "k"), "fattree.k = %d: at most 32", f.K)
-		}
-		h := f.K / 2
-		return FatTreeSpec{K: f.K, Pods: f.K, EdgesPerPod: h, AggsPerPod: h, Cores: h * h, HostsPerEdge: h, CoreLinksPerAgg: h}, nil
+		return f, false
 	}
+	if !explicit {
+		v.errf(at("fattree"), "fattree: give k (even, at least 2) or the explicit shape (pods, edges_per_pod, aggs_per_pod, cores, hosts_per_edge)")
+		return f, false
+	}
+	ok := true
 	for _, c := range []struct {
 		key string
 		n   int
 	}{{"pods", f.Pods}, {"edges_per_pod", f.EdgesPerPod}, {"aggs_per_pod", f.AggsPerPod}, {"cores", f.Cores}, {"hosts_per_edge", f.HostsPerEdge}} {
-		if err := v.positive("fattree", c.key, c.n, 1, 4096); err != nil {
-			return f, err
-		}
+		ok = v.positive("fattree", c.key, c.n, 1, MaxLinks) && ok
+	}
+	if v.has("fattree", "core_links_per_agg") || f.CoreLinksPerAgg != 0 {
+		ok = v.positive("fattree", "core_links_per_agg", f.CoreLinksPerAgg, 1, max(f.Cores, 1)) && ok
+	}
+	if !ok {
+		return f, false
 	}
 	if f.CoreLinksPerAgg == 0 {
 		if f.Cores%f.AggsPerPod != 0 {
-			return f, v.errf(at("fattree", "cores"), "fattree: %d cores do not split evenly over %d aggregation switches per pod: set core_links_per_agg", f.Cores, f.AggsPerPod)
+			v.errf(at("fattree", "cores"), "fattree: %d cores do not split evenly over %d aggregation switches per pod: set core_links_per_agg", f.Cores, f.AggsPerPod)
+			return f, false
 		}
 		f.CoreLinksPerAgg = f.Cores / f.AggsPerPod
 	}
-	if err := v.positive("fattree", "core_links_per_agg", f.CoreLinksPerAgg, 1, f.Cores); err != nil {
-		return f, err
-	}
 	if (f.AggsPerPod*f.CoreLinksPerAgg)%f.Cores != 0 {
-		return f, v.errf(at("fattree", "core_links_per_agg"), "fattree: %d aggregation switches x %d core links do not reach the %d cores evenly", f.AggsPerPod, f.CoreLinksPerAgg, f.Cores)
+		v.errf(at("fattree", "core_links_per_agg"), "fattree: %d aggregation switches x %d core links do not reach the %d cores evenly", f.AggsPerPod, f.CoreLinksPerAgg, f.Cores)
+		return f, false
 	}
-	return f, nil
+	// Counts are at most MaxLinks each, so these products fit an int.
+	hosts := f.Pods * f.EdgesPerPod * f.HostsPerEdge
+	links := hosts + f.Pods*f.EdgesPerPod*f.AggsPerPod + f.Pods*f.AggsPerPod*f.CoreLinksPerAgg
+	if hosts > MaxHosts || links > MaxLinks {
+		v.errf(at("fattree"), "fattree: %d hosts and %d links, the address plan holds %d and %d", hosts, links, MaxHosts, MaxLinks)
+		return f, false
+	}
+	return f, true
 }
 
 // planFatTree wires pods of edge (ToR) and aggregation switches: every edge
@@ -61,16 +79,13 @@ func (f FatTreeSpec) shape(v *validator) (FatTreeSpec, error) {
 //
 // Names: hosts h0.. (pod-major), edges e<pod>-<i>, aggregation a<pod>-<i>,
 // cores c<i>.
-func planFatTree(v *validator, spec *FatTreeSpec, links map[string]LinkSpec) (*builder, error) {
-	f, err := spec.shape(v)
-	if err != nil {
-		return nil, err
+func planFatTree(v *validator, spec *FatTreeSpec, links map[string]LinkSpec) *builder {
+	f, ok := spec.shape(v)
+	if !ok || links == nil {
+		return nil
 	}
 	b := newBuilder()
 	hosts := f.Pods * f.EdgesPerPod * f.HostsPerEdge
-	if hosts > MaxHosts {
-		return nil, v.errf(at("fattree"), "fattree: %d hosts, the address plan holds %d", hosts, MaxHosts)
-	}
 	for i := 0; i < hosts; i++ {
 		b.host("h" + itoa(i))
 	}
@@ -113,5 +128,5 @@ func planFatTree(v *validator, spec *FatTreeSpec, links map[string]LinkSpec) (*b
 			}
 		}
 	}
-	return b, nil
+	return b
 }

@@ -18,30 +18,43 @@ type LeafSpineSpec struct {
 }
 
 // planLeafSpine names hosts h0.. (leaf-major), leaves l<i>, spines s<i>.
-func planLeafSpine(v *validator, s *LeafSpineSpec, links map[string]LinkSpec, explicitRate bool) (*builder, error) {
+func planLeafSpine(v *validator, s *LeafSpineSpec, links map[string]LinkSpec, explicitRate bool) *builder {
+	ok := true
 	for _, c := range []struct {
 		key string
 		n   int
 	}{{"leaves", s.Leaves}, {"spines", s.Spines}, {"hosts_per_leaf", s.HostsPerLeaf}} {
-		if err := v.positive("leafspine", c.key, c.n, 1, 4096); err != nil {
-			return nil, err
-		}
+		ok = v.positive("leafspine", c.key, c.n, 1, MaxLinks) && ok
+	}
+	if s.Oversubscription < 0 || math.IsNaN(s.Oversubscription) || math.IsInf(s.Oversubscription, 0) {
+		v.errf(at("leafspine", "oversubscription"), "leafspine.oversubscription %v: want a positive ratio such as 4 (for 4:1)", s.Oversubscription)
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	// Counts are at most MaxLinks each, so the product fits an int.
+	if n := s.Leaves*s.HostsPerLeaf + s.Leaves*s.Spines; n > MaxLinks {
+		v.errf(at("leafspine"), "leafspine: %d links, the address plan holds %d", n, MaxLinks)
+		return nil
+	}
+	if links == nil {
+		return nil
 	}
 	fabric := links["leaf_spine"]
-	if s.Oversubscription != 0 {
-		if s.Oversubscription < 0 || math.IsNaN(s.Oversubscription) || math.IsInf(s.Oversubscription, 0) {
-			return nil, v.errf(at("leafspine", "oversubscription"), "leafspine.oversubscription %v: want a positive ratio such as 4 (for 4:1)", s.Oversubscription)
-		}
+	if s.Oversubscription != 0 && links["host"].Rate != 0 {
 		down := float64(s.HostsPerLeaf) * float64(links["host"].Rate)
 		want := units.Rate(math.Round(down / (float64(s.Spines) * s.Oversubscription)))
-		if explicitRate {
+		switch {
+		case explicitRate:
 			if math.Abs(float64(fabric.Rate)-float64(want)) > 0.01*float64(want) {
-				return nil, v.errf(at("links", "leaf_spine", "rate"), "links.leaf_spine.rate %v contradicts oversubscription %v (which needs %v): give one of them", fabric.Rate, s.Oversubscription, want)
+				v.errf(at("links", "leaf_spine", "rate"), "links.leaf_spine.rate %v contradicts oversubscription %v (which needs %v): give one of them", fabric.Rate, s.Oversubscription, want)
+				return nil
 			}
-		} else {
-			if want < 1e6 {
-				return nil, v.errf(at("leafspine", "oversubscription"), "leafspine.oversubscription %v gives leaf-spine links of %v, below 1Mbit", s.Oversubscription, want)
-			}
+		case want < MinRate || want > MaxRate:
+			v.errf(at("leafspine", "oversubscription"), "leafspine.oversubscription %v gives leaf-spine links of %v, outside %v..%v (limits.go)", s.Oversubscription, want, MinRate, MaxRate)
+			return nil
+		default:
 			fabric.Rate = want
 		}
 	}
@@ -71,5 +84,5 @@ func planLeafSpine(v *validator, s *LeafSpineSpec, links map[string]LinkSpec, ex
 			b.link("l"+itoa(l), "s"+itoa(i), "leaf_spine", fabric)
 		}
 	}
-	return b, nil
+	return b
 }

@@ -7,9 +7,9 @@ type LineSpec struct {
 }
 
 // planLine builds h0 - s0 - s1 - ... - s<N-1> - h1.
-func planLine(v *validator, s *LineSpec, links map[string]LinkSpec) (*builder, error) {
-	if err := v.positive("line", "switches", s.Switches, 1, 1000); err != nil {
-		return nil, err
+func planLine(v *validator, s *LineSpec, links map[string]LinkSpec) *builder {
+	if !v.positive("line", "switches", s.Switches, 1, 1000) || links == nil {
+		return nil
 	}
 	b := newBuilder()
 	b.host("h0")
@@ -22,5 +22,5 @@ func planLine(v *validator, s *LineSpec, links map[string]LinkSpec) (*builder, e
 		b.link("s"+itoa(i-1), "s"+itoa(i), "switch", links["switch"])
 	}
 	b.link("s"+itoa(s.Switches-1), "h1", "host", links["host"])
-	return b, nil
+	return b
 }

@@ -10,10 +10,13 @@ import (
 // addresses: everything needed to build it, nothing yet created. Planning is
 // pure, so every file error is found before anything touches the kernel.
 type Plan struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"` // fattree, leafspine, dumbbell, star, line
-	Nodes []Node `json:"nodes"`
-	Links []Link `json:"links"`
+	Name string `json:"name"`
+	Kind string `json:"kind"` // fattree, leafspine, dumbbell, star, line
+	// Purpose is the file's purpose: "plumbing" for a topology without
+	// propagation delay, meant for plumbing tests; "" otherwise.
+	Purpose string `json:"purpose,omitempty"`
+	Nodes   []Node `json:"nodes"`
+	Links   []Link `json:"links"`
 }
 
 // Role says whether a node is an end host or a switch.

@@ -2,15 +2,17 @@ package topology
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"cclab/internal/units"
+	"cclab/internal/yamlerr"
 
 	"gopkg.in/yaml.v3"
 )
@@ -26,6 +28,10 @@ type Spec struct {
 	Star      *StarSpec            `yaml:"star"`
 	Line      *LineSpec            `yaml:"line"`
 	Links     map[string]*LinkSpec `yaml:"links"`
+	// Purpose "plumbing" marks a topology without propagation delay,
+	// for plumbing tests: every RTT on it is CPU time, so a run's
+	// numbers are not results and `cclab run` says so (docs/scaling.md).
+	Purpose string `yaml:"purpose"`
 	// Rename gives generated nodes other names ("h0: client").
 	Rename map[string]string `yaml:"rename"`
 }
@@ -39,6 +45,9 @@ type LinkSpec struct {
 	Delay      units.Duration `yaml:"delay"`
 	HostBuffer units.Size     `yaml:"host_buffer"`
 }
+
+// PurposePlumbing is the purpose of a topology for plumbing tests.
+const PurposePlumbing = "plumbing"
 
 // MTU is the interface MTU cclab builds with; no buffer may be smaller.
 const MTU = 1500
@@ -62,7 +71,7 @@ var kindTiers = map[string][]string{
 var hostTiers = map[string]bool{"host": true, "receiver": true}
 
 // Load reads, validates and expands a topology file. Errors carry
-// file:line.
+// file:line:column, every one the file has (yamlerr).
 func Load(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -72,193 +81,204 @@ func Load(path string) (*Plan, error) {
 }
 
 // Parse validates and expands a topology given as YAML; name is used in
-// error messages (usually the file name).
+// error messages (usually the file name). A syntax error is reported
+// alone; otherwise every bad value, then every check the values fail, at
+// its position (a *yamlerr.Error).
 func Parse(name string, data []byte) (*Plan, error) {
 	spec, doc, err := decode(name, data)
 	if err != nil {
 		return nil, err
 	}
-	v := &validator{file: name, doc: doc}
-	p, err := v.plan(spec)
-	if err != nil {
+	v := &validator{errs: yamlerr.List{File: name}, doc: doc}
+	p := v.plan(spec)
+	if err := v.errs.Err(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // decode reads the YAML strictly (unknown keys are errors) and keeps the
-// node tree so that later checks can name the line of a value.
+// node tree so that later checks can name the position of a value.
 func decode(name string, data []byte) (*Spec, *yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fileErr(name, err)
+		return nil, nil, yamlerr.Syntax(name, data, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, nil, fmt.Errorf("%s: empty topology file", name)
+		return nil, nil, &yamlerr.Error{File: name, Items: []yamlerr.Item{{Pos: yamlerr.Pos{Line: 1}, Msg: "empty topology file"}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, &yamlerr.Error{File: name, Items: []yamlerr.Item{{Pos: yamlerr.At(root), Msg: "a topology file is a mapping (name:, kind:, links: ...)"}}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
-		return nil, nil, fileErr(name, err)
+		return nil, nil, yamlerr.Decode(name, root, err)
 	}
-	return &s, doc.Content[0], nil
+	return &s, root, nil
 }
 
-var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
-
-// fileErr turns yaml.v3's "line N: msg" (one or several) into "file:N: msg".
-func fileErr(name string, err error) error {
-	var te *yaml.TypeError
-	var msgs []string
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	for i, m := range msgs {
-		if g := lineRe.FindStringSubmatch(m); g != nil {
-			msgs[i] = name + ":" + g[1] + ": " + m[len(g[0]):]
-		} else {
-			msgs[i] = name + ": " + strings.TrimPrefix(m, "yaml: ")
-		}
-	}
-	return errors.New(strings.Join(msgs, "\n"))
-}
-
-// validator checks a decoded Spec and reports errors at the line of the
-// offending key.
+// validator checks a decoded Spec and collects every error at the
+// position of the offending key.
 type validator struct {
-	file string
+	errs yamlerr.List
 	doc  *yaml.Node
 }
 
-// line returns the line of the value at path (keys of nested mappings), or
-// of the deepest key that exists.
-func (v *validator) line(path ...string) int {
+// pos returns the position of the key at path (keys of nested mappings),
+// or of the deepest key that exists.
+func (v *validator) pos(path ...string) yamlerr.Pos {
 	n := v.doc
-	ln := n.Line
+	p := yamlerr.At(n)
 	for _, key := range path {
-		if n.Kind != yaml.MappingNode {
-			return ln
+		k, val := yamlerr.Lookup(n, key)
+		if k == nil {
+			return p
 		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				ln = n.Content[i].Line
-				n = n.Content[i+1]
-				found = true
-				break
-			}
-		}
-		if !found {
-			return ln
-		}
+		p, n = yamlerr.At(k), val
 	}
-	return ln
+	return p
 }
 
-func (v *validator) errf(path []string, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s", v.file, v.line(path...), fmt.Sprintf(format, args...))
+// has reports whether the file gives the key at path.
+func (v *validator) has(path ...string) bool {
+	n := v.doc
+	for _, key := range path {
+		_, n = yamlerr.Lookup(n, key)
+		if n == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) errf(path []string, format string, args ...any) {
+	v.errs.Add(v.pos(path...), format, args...)
 }
 
 func at(path ...string) []string { return path }
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-// plan validates the spec and runs the planner of its kind.
-func (v *validator) plan(s *Spec) (*Plan, error) {
-	if s.Name == "" {
-		return nil, v.errf(nil, "missing name")
+// plan validates the spec and runs the planner of its kind. It returns
+// nil when it found errors (in v.errs). Name, kind, sections, links and
+// the kind's counts are all checked; the plan is built, and its names
+// and delays checked, only from counts that passed.
+func (v *validator) plan(s *Spec) *Plan {
+	switch {
+	case s.Name == "":
+		v.errf(nil, "missing name")
+	case !nameRe.MatchString(s.Name):
+		v.errf(at("name"), "name %q: use letters, digits, '-', '_' or '.'", s.Name)
 	}
-	if !nameRe.MatchString(s.Name) {
-		return nil, v.errf(at("name"), "name %q: use letters, digits, '-', '_' or '.'", s.Name)
+	if s.Purpose != "" && s.Purpose != PurposePlumbing {
+		v.errf(at("purpose"), "purpose %q: the only purpose a file states is %q (no propagation delay: for plumbing tests, not results)", s.Purpose, PurposePlumbing)
 	}
 	tiers, ok := kindTiers[s.Kind]
 	if !ok {
-		return nil, v.errf(at("kind"), "kind %q: want one of fattree, leafspine, dumbbell, star, line", s.Kind)
+		v.errf(at("kind"), "kind %q: want one of fattree, leafspine, dumbbell, star, line", s.Kind)
 	}
 	sections := map[string]bool{
 		"fattree": s.FatTree != nil, "leafspine": s.LeafSpine != nil,
 		"dumbbell": s.Dumbbell != nil, "star": s.Star != nil, "line": s.Line != nil,
 	}
-	for sec, present := range sections {
-		if present && sec != s.Kind {
-			return nil, v.errf(at(sec), "section %q does not belong to kind %q", sec, s.Kind)
+	for _, sec := range []string{"fattree", "leafspine", "dumbbell", "star", "line"} {
+		if sections[sec] && sec != s.Kind && ok {
+			v.errf(at(sec), "section %q does not belong to kind %q", sec, s.Kind)
 		}
 	}
-	if !sections[s.Kind] {
-		return nil, v.errf(at("kind"), "kind %s needs a %q section", s.Kind, s.Kind)
+	if ok && !sections[s.Kind] {
+		v.errf(at("kind"), "kind %s needs a %q section", s.Kind, s.Kind)
 	}
-	links, err := v.tiers(s, tiers)
-	if err != nil {
-		return nil, err
+	links := v.tiers(s, tiers)
+	if !ok || !sections[s.Kind] {
+		return nil
 	}
 	var b *builder
 	switch s.Kind {
 	case "fattree":
-		b, err = planFatTree(v, s.FatTree, links)
+		b = planFatTree(v, s.FatTree, links)
 	case "leafspine":
-		b, err = planLeafSpine(v, s.LeafSpine, links, s.Links["leaf_spine"] != nil && s.Links["leaf_spine"].Rate != 0)
+		b = planLeafSpine(v, s.LeafSpine, links, s.Links["leaf_spine"] != nil && s.Links["leaf_spine"].Rate != 0)
 	case "dumbbell":
-		b, err = planDumbbell(v, s.Dumbbell, links)
+		b = planDumbbell(v, s.Dumbbell, links)
 	case "star":
-		b, err = planStar(v, s.Star, links)
+		b = planStar(v, s.Star, links)
 	case "line":
-		b, err = planLine(v, s.Line, links)
+		b = planLine(v, s.Line, links)
 	}
-	if err != nil {
-		return nil, err
+	if b == nil || links == nil {
+		return nil
 	}
 	if err := b.counts(); err != nil {
-		return nil, v.errf(at(s.Kind), "%v", err)
+		v.errf(at(s.Kind), "%v", err)
+		return nil
 	}
-	if err := v.rename(b, s.Rename); err != nil {
-		return nil, err
+	if !v.rename(b, s.Rename) {
+		return nil
 	}
 	p := b.plan(s.Name, s.Kind)
-	if err := v.names(p, s.Rename); err != nil {
-		return nil, err
+	p.Purpose = s.Purpose
+	if p.Purpose == PurposePlumbing && p.HasDelay() {
+		v.errf(at("purpose"), "purpose %s is for a topology without propagation delay, and this one has delays", PurposePlumbing)
 	}
-	return p, nil
+	v.names(p, s.Rename)
+	v.delayLine(p)
+	return p
 }
 
 // tiers resolves the link configuration of every tier of the kind,
-// filling absent tiers from links.default, and checks each value.
-func (v *validator) tiers(s *Spec, tiers []string) (map[string]LinkSpec, error) {
+// filling absent tiers from links.default, and checks each value. It
+// returns nil when a tier is missing (the errors say which).
+func (v *validator) tiers(s *Spec, tiers []string) map[string]LinkSpec {
 	if len(s.Links) == 0 {
-		return nil, v.errf(at("links"), "missing links (one entry per tier: %s)", strings.Join(tiers, ", "))
+		v.errf(at("links"), "missing links (one entry per tier: %s)", strings.Join(tiers, ", "))
+		return nil
 	}
 	known := map[string]bool{"default": true}
 	for _, t := range tiers {
 		known[t] = true
 	}
+	names := make([]string, 0, len(s.Links))
 	for t := range s.Links {
-		if !known[t] {
-			return nil, v.errf(at("links", t), "links.%s: kind %s has tiers %s (and default)", t, s.Kind, strings.Join(tiers, ", "))
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		if !known[t] && tiers != nil {
+			v.errf(at("links", t), "links.%s: kind %s has tiers %s (and default)", t, s.Kind, strings.Join(tiers, ", "))
 		}
 	}
-	out := map[string]LinkSpec{}
 	for _, t := range append([]string{"default"}, tiers...) {
 		ls, ok := s.Links[t]
 		if !ok {
 			continue
 		}
 		if ls == nil {
-			return nil, v.errf(at("links", t), "links.%s is empty", t)
+			v.errf(at("links", t), "links.%s is empty", t)
+			continue
 		}
 		// With an oversubscription the leaf-spine rate is derived.
 		derived := t == "leaf_spine" && s.LeafSpine != nil && s.LeafSpine.Oversubscription != 0
-		if err := v.checkLink(t, ls, derived); err != nil {
-			return nil, err
-		}
+		v.checkLink(t, ls, derived)
+	}
+	if tiers == nil {
+		return nil
 	}
 	def := s.Links["default"]
+	out := map[string]LinkSpec{}
+	complete := true
 	for _, t := range tiers {
 		ls := s.Links[t]
 		if ls == nil {
+			if _, given := s.Links[t]; !given && def == nil {
+				v.errf(at("links"), "links.%s missing (or give links.default)", t)
+			}
 			if def == nil {
-				return nil, v.errf(at("links"), "links.%s missing (or give links.default)", t)
+				complete = false
+				continue
 			}
 			ls = def
 		}
@@ -268,63 +288,92 @@ func (v *validator) tiers(s *Spec, tiers []string) (map[string]LinkSpec, error) 
 		}
 		out[t] = c
 	}
-	return out, nil
+	if !complete {
+		return nil
+	}
+	return out
 }
 
-func (v *validator) checkLink(tier string, ls *LinkSpec, derivedRate bool) error {
-	if ls.Rate == 0 && !derivedRate {
-		return v.errf(at("links", tier, "rate"), "links.%s.rate missing or zero (write e.g. 1Gbit)", tier)
+// checkLink checks one tier's values against what the machine can
+// emulate (limits.go); each error names the value, the limit and why.
+func (v *validator) checkLink(tier string, ls *LinkSpec, derivedRate bool) {
+	switch {
+	case ls.Rate == 0 && !derivedRate:
+		v.errf(at("links", tier, "rate"), "links.%s.rate missing or zero (write e.g. 1Gbit)", tier)
+	case ls.Rate != 0 && ls.Rate < MinRate:
+		v.errf(at("links", tier, "rate"), "links.%s.rate %v is below %v", tier, ls.Rate, MinRate)
+	case ls.Rate > MaxRate:
+		v.errf(at("links", tier, "rate"), "links.%s.rate %v is above %v, the fastest link this machine emulates (a veth carries 9-14 Gbit/s here at best; a faster link would run at the CPU's pace, not its rate)", tier, ls.Rate, MaxRate)
 	}
-	if ls.Rate < 1e6 && !(derivedRate && ls.Rate == 0) {
-		return v.errf(at("links", tier, "rate"), "links.%s.rate %v is below 1Mbit", tier, ls.Rate)
-	}
-	if ls.Buffer == 0 {
-		return v.errf(at("links", tier, "buffer"), "links.%s.buffer missing (write e.g. 100KB)", tier)
-	}
-	if ls.Buffer < MTU {
-		return v.errf(at("links", tier, "buffer"), "links.%s.buffer %v is smaller than one MTU (%d B)", tier, ls.Buffer, MTU)
-	}
+	v.checkBuffer(tier, "buffer", ls.Buffer)
 	if ls.Delay != 0 && ls.Delay.D()%time.Microsecond != 0 {
-		return v.errf(at("links", tier, "delay"), "links.%s.delay %v: netem takes whole microseconds", tier, ls.Delay)
+		v.errf(at("links", tier, "delay"), "links.%s.delay %v: netem takes whole microseconds", tier, ls.Delay)
+	}
+	// A path over this link alone has twice its delay as RTT; whole paths
+	// are checked once the plan is built (delayLine).
+	if 2*ls.Delay.D() >= MaxRTT {
+		v.errf(at("links", tier, "delay"), "links.%s.delay %v: a path over it has a propagation RTT of at least %v, not below %v, TCP's initial retransmission timeout: every connection would retransmit its SYN and flows would measure the timer, not the fabric", tier, ls.Delay, 2*ls.Delay.D(), MaxRTT)
 	}
 	if ls.HostBuffer != 0 {
 		if !hostTiers[tier] && tier != "default" {
-			return v.errf(at("links", tier, "host_buffer"), "links.%s.host_buffer: only tiers with a host end (host, receiver) have one", tier)
+			v.errf(at("links", tier, "host_buffer"), "links.%s.host_buffer: only tiers with a host end (host, receiver) have one", tier)
 		}
-		if ls.HostBuffer < MTU {
-			return v.errf(at("links", tier, "host_buffer"), "links.%s.host_buffer %v is smaller than one MTU (%d B)", tier, ls.HostBuffer, MTU)
-		}
+		v.checkBuffer(tier, "host_buffer", ls.HostBuffer)
 	}
-	return nil
+}
+
+// checkBuffer checks a port buffer: one MTU at least, MaxBuffer at most.
+func (v *validator) checkBuffer(tier, key string, b units.Size) {
+	switch {
+	case b == 0 && key == "buffer":
+		v.errf(at("links", tier, key), "links.%s.buffer missing (write e.g. 100KB)", tier)
+	case b < MTU && b != 0:
+		v.errf(at("links", tier, key), "links.%s.%s %v is smaller than one MTU (%d B)", tier, key, b, MTU)
+	case b > MaxBuffer:
+		v.errf(at("links", tier, key), "links.%s.%s %v is above %v per port (a full queue is kernel memory, and the FIFO counts bytes in 32 bits)", tier, key, b, units.Size(MaxBuffer))
+	}
 }
 
 // positive checks a count in the kind's section.
-func (v *validator) positive(kind, key string, n, min, max int) error {
+func (v *validator) positive(kind, key string, n, min, max int) bool {
 	if n < min || n > max {
-		return v.errf(at(kind, key), "%s.%s = %d: want %d..%d", kind, key, n, min, max)
+		v.errf(at(kind, key), "%s.%s = %d: want %d..%d", kind, key, n, min, max)
+		return false
 	}
-	return nil
+	return true
 }
 
-// rename applies the rename map, checking that every old name exists.
-func (v *validator) rename(b *builder, m map[string]string) error {
-	for old, nu := range m {
-		if _, ok := b.index[old]; !ok {
-			return v.errf(at("rename", old), "rename: no node %q in this topology", old)
+// rename applies the rename map, checking that every old name exists;
+// false when one does not (nothing is renamed then).
+func (v *validator) rename(b *builder, m map[string]string) bool {
+	olds := make([]string, 0, len(m))
+	for old := range m {
+		olds = append(olds, old)
+	}
+	sort.Strings(olds)
+	ok := true
+	for _, old := range olds {
+		if _, found := b.index[old]; !found {
+			v.errf(at("rename", old), "rename: no node %q in this topology", old)
+			ok = false
 		}
-		if !nameRe.MatchString(nu) {
-			return v.errf(at("rename", old), "rename %s: bad node name %q", old, nu)
+		if nu := m[old]; !nameRe.MatchString(nu) {
+			v.errf(at("rename", old), "rename %s: bad node name %q", old, nu)
+			ok = false
 		}
 	}
-	for old, nu := range m {
-		b.renameNode(old, nu)
+	if !ok {
+		return false
 	}
-	return nil
+	for _, old := range olds {
+		b.renameNode(old, m[old])
+	}
+	return true
 }
 
 // names checks that node names are unique and every interface name fits
 // the kernel's 15 characters and is unique in its namespace.
-func (v *validator) names(p *Plan, rename map[string]string) error {
+func (v *validator) names(p *Plan, rename map[string]string) {
 	// where names a node: its rename entry if it was renamed.
 	where := func(node string) []string {
 		for old, nu := range rename {
@@ -337,7 +386,7 @@ func (v *validator) names(p *Plan, rename map[string]string) error {
 	seen := map[string]bool{}
 	for _, n := range p.Nodes {
 		if seen[n.Name] {
-			return v.errf(where(n.Name), "two nodes are called %q", n.Name)
+			v.errf(where(n.Name), "two nodes are called %q", n.Name)
 		}
 		seen[n.Name] = true
 	}
@@ -345,16 +394,66 @@ func (v *validator) names(p *Plan, rename map[string]string) error {
 	for _, l := range p.Links {
 		for _, e := range []Port{l.A, l.B} {
 			if len(e.Iface) > 15 {
-				return v.errf(where(e.Iface), "interface %q on %s is longer than 15 characters (interfaces are named after the peer node: shorten its name)", e.Iface, e.Node)
+				v.errf(where(e.Iface), "interface %q on %s is longer than 15 characters (interfaces are named after the peer node: shorten its name)", e.Iface, e.Node)
 			}
 			key := e.Node + "\x00" + e.Iface
 			if ifaces[key] {
-				return v.errf(where(e.Iface), "two interfaces on %s are called %q", e.Node, e.Iface)
+				v.errf(where(e.Iface), "two interfaces on %s are called %q", e.Node, e.Iface)
 			}
 			ifaces[key] = true
 		}
 	}
-	return nil
+}
+
+// delayLine checks that the plan's delays can be emulated: every pair's
+// shortest paths have one delay, every path's RTT is below MaxRTT, and the
+// FIFOs the delay line allocates for all delayed ports fit MaxLineMemory. Its errors point at the delay
+// of the tier with the longest delay.
+func (v *validator) delayLine(p *Plan) {
+	if !p.HasDelay() {
+		return
+	}
+	var longest Link
+	for _, l := range p.Links {
+		if l.Delay > longest.Delay {
+			longest = l
+		}
+	}
+	// The tier whose key gives that delay: its own, or links.default.
+	tier := longest.Tier
+	if !v.has("links", tier, "delay") {
+		tier = "default"
+	}
+	where := at("links", tier, "delay")
+	// Every host's port holds its paths' delay: the line's ports, checked
+	// before the all-pairs path search, which grows with hosts x links.
+	if hosts := len(p.Hosts()); hosts > MaxDelayedHosts {
+		v.errf(where, "links.%s.delay %v: %d hosts, each behind a delayed port; the delay line serves at most %d ports", tier, longest.Delay, hosts, MaxDelayedHosts)
+		return
+	}
+	ports, err := p.DelayPorts()
+	if err != nil {
+		v.errf(where, "%v", err)
+		return
+	}
+	var total int64
+	var oneWay time.Duration
+	classes := 0
+	for _, dp := range ports {
+		for _, b := range dp.Buffers {
+			total += b
+		}
+		classes += len(dp.Classes)
+		oneWay = max(oneWay, slices.Max(dp.Classes))
+	}
+	if 2*oneWay >= MaxRTT && 2*longest.Delay.D() < MaxRTT { // else checkLink said so
+		v.errf(where, "links.%s.delay %v: the longest path's propagation RTT is %v, not below %v, TCP's initial retransmission timeout: every connection would retransmit its SYN and flows would measure the timer, not the fabric",
+			tier, longest.Delay, 2*oneWay, MaxRTT)
+	}
+	if total > MaxLineMemory {
+		v.errf(where, "links.%s.delay %v: the delay line would allocate %.1f GB for %d delay classes on %d ports (each twice what its switch's other links bring in during its delay, + 1 MiB), more than the %.0f GB it may take on this machine: shorten the delays or lower the rates (docs/scaling.md)",
+			tier, longest.Delay, float64(total)/1e9, classes, len(ports), float64(MaxLineMemory)/1e9)
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -8,9 +8,9 @@ type StarSpec struct {
 // planStar names the receiver h0, the senders h1..h<N>, the switch s0. The
 // receiver's link uses the receiver tier: the switch's port towards h0 is
 // the incast bottleneck.
-func planStar(v *validator, s *StarSpec, links map[string]LinkSpec) (*builder, error) {
-	if err := v.positive("star", "senders", s.Senders, 1, MaxHosts-1); err != nil {
-		return nil, err
+func planStar(v *validator, s *StarSpec, links map[string]LinkSpec) *builder {
+	if !v.positive("star", "senders", s.Senders, 1, MaxLinks-1) || links == nil {
+		return nil
 	}
 	b := newBuilder()
 	for i := 0; i <= s.Senders; i++ {
@@ -21,5 +21,5 @@ func planStar(v *validator, s *StarSpec, links map[string]LinkSpec) (*builder, e
 	for i := 1; i <= s.Senders; i++ {
 		b.link("h"+itoa(i), "s0", "host", links["host"])
 	}
-	return b, nil
+	return b
 }

@@ -5,9 +5,7 @@ import (
 	synth "cclab/internal/pcapsynth"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"strings"
 	"testing"
@@ -175,7 +173,9 @@ func TestPcapngGivesTheSameFlows(t *testing.T) {
 	}
 }
 
-func TestBadInputIsAClearError(t *testing.T) {
+// A capture cut mid-record, or with a record that cannot be one, is read
+// up to the damage: the packets before it, and where it starts.
+func TestCutCaptureIsReadToTheDamage(t *testing.T) {
 	ps, _ := synth.Transfer(0, 40006, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
 	good := synth.WritePcap(t, ps)
 	// Offsets of the records: 24-byte file header, 16-byte record headers.
@@ -185,29 +185,46 @@ func TestBadInputIsAClearError(t *testing.T) {
 		off += 16 + int64(binary.LittleEndian.Uint32(good[off+8:]))
 	}
 	cut := offsets[4] + 20 // inside record 5's data
-	_, err := Read(context.Background(), bytes.NewReader(good[:cut]), Options{})
-	var fe *FormatError
-	if !errors.As(err, &fe) || fe.Offset != offsets[4] || fe.Packet != 5 || !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("truncated file: err %v, want record 5 at offset %d", err, offsets[4])
+	c := read(t, good[:cut])
+	if c.Cut == nil || c.Cut.Offset != offsets[4] || !c.Cut.Exact || c.Cut.Packets != 4 || c.Packets != 4 ||
+		!strings.Contains(c.Cut.Reason, "truncated record") {
+		t.Fatalf("truncated file: %d packets, cut %+v, want 4 packets and a cut at %d", c.Packets, c.Cut, offsets[4])
 	}
-	if !strings.Contains(err.Error(), "byte offset") {
-		t.Fatalf("error %q does not name the offset", err)
+	if !strings.Contains(c.Cut.String(), fmt.Sprintf("at byte offset %d", offsets[4])) {
+		t.Fatalf("%q does not name the offset", c.Cut)
+	}
+	// What was read is what the first four records give.
+	if want := read(t, good[:offsets[4]]); want.Cut != nil || len(c.Flows) != len(want.Flows) || c.Flows[0] != want.Flows[0] {
+		t.Fatalf("flows before the cut %+v, want %+v", c.Flows, want.Flows)
 	}
 	// A record claiming a huge capture length.
 	bad := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(bad[offsets[2]+8:], 1<<30)
-	if _, err := Read(context.Background(), bytes.NewReader(bad), Options{}); !errors.As(err, &fe) || fe.Offset != offsets[2] {
-		t.Fatalf("corrupt length: err %v", err)
+	if c := read(t, bad); c.Cut == nil || c.Cut.Offset != offsets[2] || c.Packets != 2 {
+		t.Fatalf("corrupt length: %d packets, cut %+v", c.Packets, c.Cut)
 	}
+	// The whole file has no cut.
+	if c := read(t, good); c.Cut != nil || c.Packets != uint64(len(offsets)) {
+		t.Fatalf("whole file: %d packets, cut %+v", c.Packets, c.Cut)
+	}
+}
+
+// A file whose header cannot be read is an error: nothing in it can be.
+func TestBadInputIsAClearError(t *testing.T) {
+	ps, _ := synth.Transfer(0, 40006, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
+	good := synth.WritePcap(t, ps)
 	if _, err := Read(context.Background(), bytes.NewReader(nil), Options{}); err == nil {
 		t.Fatal("empty file read without error")
 	}
 	if _, err := Read(context.Background(), strings.NewReader("this is not a capture file"), Options{}); err == nil {
 		t.Fatal("text file read without error")
 	}
+	if _, err := Read(context.Background(), bytes.NewReader(good[:20]), Options{}); err == nil {
+		t.Fatal("a cut file header read without error")
+	}
 	// A valid capture with no packets is empty, not an error.
 	c := read(t, good[:24])
-	if c.Packets != 0 || len(c.Flows) != 0 {
+	if c.Packets != 0 || len(c.Flows) != 0 || c.Cut != nil {
 		t.Fatalf("header-only capture: %+v", c)
 	}
 }
@@ -229,7 +246,8 @@ func TestObserverSeesNewBytes(t *testing.T) {
 }
 
 // checkCapture asserts what must hold for any input: no partial result
-// with an error, counts that add up, FCTs only on complete flows.
+// with an error, counts that add up (a cut after the packets read, inside
+// the file), FCTs only on complete flows.
 func checkCapture(t *testing.T, b []byte) {
 	c, err := Read(context.Background(), bytes.NewReader(b), Options{})
 	if err != nil {
@@ -240,6 +258,9 @@ func checkCapture(t *testing.T, b []byte) {
 	}
 	if c.TCPPackets+c.Skipped != c.Packets {
 		t.Fatalf("packet counts do not add up: %+v", c)
+	}
+	if c.Cut != nil && (c.Cut.Packets != c.Packets || c.Cut.Offset < 0 || c.Cut.Offset > int64(len(b))) {
+		t.Fatalf("cut %+v after %d packets in %d bytes", c.Cut, c.Packets, len(b))
 	}
 	for _, fl := range c.Flows {
 		if fl.Status == StatusComplete && fl.FCT != time.Duration(fl.End-fl.Start) {
@@ -283,9 +304,9 @@ func TestRandomCorruption(t *testing.T) {
 	}
 }
 
-// TestBadPcapngNamesTheBlock: a pcapng error names the first byte of the
-// block the read failed in, as a pcap error names the record's.
-func TestBadPcapngNamesTheBlock(t *testing.T) {
+// TestCutPcapngNamesTheBlock: a pcapng cut names the first byte of the
+// block the read failed in, as a pcap cut names the record's.
+func TestCutPcapngNamesTheBlock(t *testing.T) {
 	ps, _ := synth.Transfer(0, 40009, 1, 1, 3000, 1000, 10*time.Microsecond, 20*time.Microsecond)
 	good := synth.WritePcapng(t, ps)
 	// Walk the blocks (little-endian: type, total length): the section
@@ -301,11 +322,10 @@ func TestBadPcapngNamesTheBlock(t *testing.T) {
 	}
 	check := func(name string, b []byte, packet int) {
 		t.Helper()
-		_, err := Read(context.Background(), bytes.NewReader(b), Options{})
-		var fe *FormatError
-		if !errors.As(err, &fe) || !fe.Exact || fe.Packet != uint64(packet) || fe.Offset != packets[packet-1] ||
-			!strings.Contains(err.Error(), fmt.Sprintf("at byte offset %d", packets[packet-1])) {
-			t.Fatalf("%s: err %v, want record %d at byte offset %d", name, err, packet, packets[packet-1])
+		c := read(t, b)
+		if c.Cut == nil || !c.Cut.Exact || c.Packets != uint64(packet-1) || c.Cut.Offset != packets[packet-1] ||
+			!strings.Contains(c.Cut.String(), fmt.Sprintf("at byte offset %d", packets[packet-1])) {
+			t.Fatalf("%s: %d packets, cut %v; want %d packets and a cut at byte offset %d", name, c.Packets, c.Cut, packet-1, packets[packet-1])
 		}
 	}
 	check("truncated", good[:len(good)-10], len(ps))

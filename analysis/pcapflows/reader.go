@@ -53,27 +53,47 @@ type Capture struct {
 	First      int64  `json:"first_ns"`
 	Last       int64  `json:"last_ns"`
 	Flows      []Flow `json:"flows"`
+	// Cut is set when the file could not be read to its end (a run
+	// interrupted mid-write, a full disk, a damaged record): everything
+	// above covers the packets before the damage.
+	Cut *Cut `json:"cut,omitempty"`
 }
 
-// FormatError is a capture that cannot be read to the end. Offset is the
-// byte where the bad record starts: the pcap record, or the pcapng block
-// the failed read was in (the next packet block, or a block before it
-// with an impossible length). Exact is false only where a pcapng walk to
-// that block would have looked past the 64 KB read buffer; Offset is then
-// how far the file had been read.
+// Cut is where a capture stops being readable. Offset is the byte where
+// the bad record starts: the pcap record, or the pcapng block the failed
+// read was in (the next packet block, or a block before it with an
+// impossible length). Exact is false only where a pcapng walk to that
+// block would have looked past the 64 KB read buffer; Offset is then how
+// far the file had been read.
+type Cut struct {
+	Offset  int64  `json:"offset"`
+	Exact   bool   `json:"exact"`
+	Packets uint64 `json:"packets"` // packets read before it
+	Reason  string `json:"reason"`
+}
+
+func (c *Cut) String() string {
+	return fmt.Sprintf("cut %s (%s): %d packets read before it", offsetPhrase(c.Offset, c.Exact), c.Reason, c.Packets)
+}
+
+func offsetPhrase(off int64, exact bool) string {
+	if exact {
+		return fmt.Sprintf("at byte offset %d", off)
+	}
+	return fmt.Sprintf("with the file read to byte offset %d", off)
+}
+
+// FormatError is a capture whose file header cannot be read, so that
+// nothing in it can be: Offset is where the header failed (Exact as in
+// Cut).
 type FormatError struct {
 	Offset int64
-	Packet uint64 // 1-based number of the record that failed
 	Exact  bool
 	Err    error
 }
 
 func (e *FormatError) Error() string {
-	where := "at byte offset"
-	if !e.Exact {
-		where = "with the file read to byte offset"
-	}
-	return fmt.Sprintf("record %d %s %d: %v", e.Packet, where, e.Offset, e.Err)
+	return fmt.Sprintf("file header %s: %v", offsetPhrase(e.Offset, e.Exact), e.Err)
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
@@ -113,8 +133,11 @@ const (
 	recordHeader = 16
 )
 
-// Read reads a capture from r. On any error the result is nil: a capture
-// that cannot be read to its end gives no flows rather than wrong ones.
+// Read reads a capture from r. A capture whose records end in damage (cut
+// mid-record, or a record or block that cannot be one) is read up to it:
+// the result covers the packets before, and Cut says where and why.
+// Flows open at the damage are incomplete, as at a capture's end. A file
+// without a readable header is an error, with a nil result.
 func Read(ctx context.Context, r io.Reader, opt Options) (*Capture, error) {
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
@@ -132,7 +155,7 @@ func Read(ctx context.Context, r io.Reader, opt Options) (*Capture, error) {
 		ng = newNgLocator(br)
 		nr, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
 		if err != nil {
-			return nil, &FormatError{Offset: cr.n - int64(br.Buffered()), Packet: 0, Err: fmt.Errorf("pcapng section header: %w", err)}
+			return nil, &FormatError{Offset: cr.n - int64(br.Buffered()), Err: fmt.Errorf("pcapng section header: %w", err)}
 		}
 		c.Format, c.LinkType, src = "pcapng", uint32(nr.LinkType()), nr
 		if iface, err := nr.Interface(0); err == nil {
@@ -172,11 +195,11 @@ func Read(ctx context.Context, r io.Reader, opt Options) (*Capture, error) {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				err = fmt.Errorf("truncated record: %w", err)
 			}
-			fe := &FormatError{Offset: offset, Packet: c.Packets + 1, Exact: exact, Err: err}
+			c.Cut = &Cut{Offset: offset, Exact: exact, Packets: c.Packets, Reason: err.Error()}
 			if !exact {
-				fe.Offset = cr.n
+				c.Cut.Offset = cr.n
 			}
-			return nil, fe
+			break
 		}
 		c.Packets++
 		offset += recordHeader + int64(len(data))

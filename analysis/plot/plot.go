@@ -170,6 +170,15 @@ func build(c Chart, width float64, thinned bool) (*plot.Plot, error) {
 	if c.YMax > c.YMin {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
 	}
+	// A log axis over one value (a run with one flow): gonum widens an
+	// empty range by one on each side, below zero, where a log scale
+	// panics. A factor of two each way instead.
+	if c.LogX && p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
+	if c.LogY && p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+	}
 	if c.XFromZero && !c.LogX {
 		p.X.Min = 0
 		p.X.Max *= 1.03

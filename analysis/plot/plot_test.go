@@ -172,3 +172,16 @@ func colourDistance(a, b color.Color) int {
 	}
 	return d(ar, br) + d(ag, bg) + d(ab, bb)
 }
+
+// One value on log axes (a run of one flow: its FCT CDF) draws, around
+// the value.
+func TestLogAxesOverOneValue(t *testing.T) {
+	c := Chart{Title: "FCT CDF", LogX: true, LogY: true, Series: []Series{{Name: "a", X: []float64{0.378}, Y: []float64{1}, Step: true}}}
+	b, err := Render(c, "svg", 6, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<svg") {
+		t.Fatal("no svg")
+	}
+}

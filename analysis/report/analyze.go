@@ -50,6 +50,9 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
+	if ri.Interrupted != nil && !cfg.Partial {
+		return nil, fmt.Errorf("run %s: %s at %s: %w", dir, ri.Interrupted.Cause, ri.Interrupted.At, ErrInterrupted)
+	}
 	app, err := rundir.ReadFlows(dir)
 	if err != nil {
 		return nil, err
@@ -77,9 +80,20 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	if len(app) == 0 && len(files) == 0 {
 		return nil, fmt.Errorf("run %s: flows.csv is empty or missing and there are no captures: %w", dir, ErrEmpty)
 	}
+	if cfg.CalibratedRTT == 0 {
+		cfg.CalibratedRTT = ri.Calibration.LargestRTT()
+	}
 	a, err := analyze(ctx, in, cfg.Defaults())
+	if err == nil && ri.Topology != nil {
+		if note, ok := ri.Topology.PlumbingNote(); ok {
+			a.Warnings = append(a.Warnings, note)
+		}
+	}
 	if err == nil && ri.Fidelity != nil {
 		a.Fidelity = []Fidelity{{Variant: filepath.Base(dir), Verdict: ri.Fidelity.Verdict, Reasons: ri.Fidelity.Reasons}}
+	}
+	if err == nil && ri.Interrupted != nil {
+		a.Interrupted = []Interruption{{Variant: filepath.Base(dir), Interrupted: *ri.Interrupted}}
 	}
 	if err == nil && ri.CaptureDrops > 0 {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the captures dropped %d packets (run.json capture_drops): packet-derived figures (throughput, Jain, INT, pcap FCT) miss them", ri.CaptureDrops))
@@ -131,7 +145,10 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 		}
 		caps[fi] = c
 		a.Captures = append(a.Captures, CaptureInfo{File: filepath.Base(path), Format: c.Format, Packets: c.Packets,
-			TCPPackets: c.TCPPackets, Skipped: c.Skipped, Flows: len(c.Flows)})
+			TCPPackets: c.TCPPackets, Skipped: c.Skipped, Flows: len(c.Flows), Cut: c.Cut})
+		if c.Cut != nil {
+			progress("warning: %s %s", path, c.Cut)
+		}
 	}
 	views := dedupe(caps)
 	hosts := hostOf(in.plan)

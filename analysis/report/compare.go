@@ -20,6 +20,9 @@ type Comparison struct {
 	// intervals, Ratios each law's over the baseline's (paired by flow).
 	Pooled []HeadlineRow `json:"pooled"`
 	Ratios []RatioRow    `json:"ratios"`
+	// Partial: each compared run a signal interrupted, or whose captures
+	// are cut, with why (the runs' AlertLines).
+	Partial []string `json:"partial,omitempty"`
 }
 
 // Compared is one metric over runs and laws.
@@ -64,6 +67,11 @@ func Compare(names []string, as []*Analysis, baseline string) (*Comparison, erro
 		return nil, fmt.Errorf("baseline law %q is not in the runs (they have %v)", baseline, c.Laws)
 	}
 	c.Baseline = baseline
+	for i, a := range as {
+		for _, l := range a.AlertLines() {
+			c.Partial = append(c.Partial, names[i]+": "+l)
+		}
+	}
 	c.Pooled, c.Ratios = Headlines(as...), Ratios(as, baseline)
 	for _, m := range comparedMetrics {
 		cm := Compared{Name: m.name}
@@ -138,7 +146,11 @@ func (c *Comparison) Tables() []Table {
 // Markdown renders every comparison table.
 func (c *Comparison) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# cclab comparison of %d runs\n\nRatios are each law's value over %s's; below 1 is better.\n", len(c.Runs), c.Baseline)
+	fmt.Fprintf(&b, "# cclab comparison of %d runs\n\n", len(c.Runs))
+	for _, l := range c.Partial {
+		fmt.Fprintf(&b, "**%s**\n\n", l)
+	}
+	fmt.Fprintf(&b, "Ratios are each law's value over %s's; below 1 is better.\n", c.Baseline)
 	for _, t := range c.Tables() {
 		t.markdown(&b)
 	}
@@ -151,6 +163,7 @@ func (c *Comparison) HTML() []byte {
 	var b bytes.Buffer
 	title := fmt.Sprintf("cclab comparison of %d runs", len(c.Runs))
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", title, pageStyle, title)
+	alertHTML(&b, c.Partial)
 	headlineHTML(&b, c.Pooled, fmt.Sprintf("Pooled over the %d runs.", len(c.Runs)))
 	ratiosHTML(&b, c.Ratios, c.Baseline)
 	b.WriteString("<h2>Each run</h2>\n")

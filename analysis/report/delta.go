@@ -18,6 +18,8 @@ type Delta struct {
 	A    string     `json:"a"`
 	B    string     `json:"b"`
 	Rows []DeltaRow `json:"rows"`
+	// Partial: why A's or B's numbers are partial (their AlertLines).
+	Partial []string `json:"partial,omitempty"`
 }
 
 // DeltaRow is one law's metric in both runs.
@@ -35,6 +37,12 @@ type DeltaRow struct {
 // CompareTwo builds the side-by-side of a and b (named na, nb).
 func CompareTwo(na string, a *Analysis, nb string, b *Analysis) *Delta {
 	d := &Delta{A: na, B: nb}
+	for _, l := range a.AlertLines() {
+		d.Partial = append(d.Partial, "A: "+l)
+	}
+	for _, l := range b.AlertLines() {
+		d.Partial = append(d.Partial, "B: "+l)
+	}
 	byLaw := func(x *Analysis) (map[string]CCTable, map[string]string) {
 		t, v := map[string]CCTable{}, map[string]string{}
 		for _, c := range x.ByCC {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -34,18 +35,14 @@ func fairness(a *Analysis, tput *series.Windows[wkey], cfg Config) {
 		groups[b] = append(groups[b], i)
 	}
 	sort.Strings(order)
-	// Jain's index over windows of one base RTT (the largest), not the
-	// throughput series' (1 ms: a handful of packets at 100 Mbit/s, too
-	// few for a share to mean anything): a flow's rate is what it sends
-	// per round trip.
 	var rtt time.Duration
 	for _, f := range a.Flows {
 		rtt = max(rtt, f.BaseRTT)
 	}
-	if f := int(rtt / tput.Width); f > 1 {
-		tput = tput.Coarsen(f)
-	}
-	a.Config.FairWindowNs = int64(tput.Width)
+	factor, rule := fairWindow(rtt, cfg.CalibratedRTT, tput.Width)
+	tput = tput.Coarsen(factor)
+	a.Config.FairWindowNs, a.Config.FairWindowRule = int64(tput.Width), rule
+	a.Config.CalibratedRTTNs = int64(cfg.CalibratedRTT)
 	for _, b := range order {
 		if g, ok := fairGroup(a, tput, cfg, b, groups[b]); ok {
 			a.Fairness = append(a.Fairness, g)
@@ -151,4 +148,24 @@ func fairGroup(a *Analysis, tput *series.Windows[wkey], cfg Config, b string, id
 		g.Convergence = append(g.Convergence, c)
 	}
 	return g, true
+}
+
+// fairWindow is Jain's window, as a multiple of the throughput window
+// width: one RTT of the slowest path, a flow's rate being what it sends
+// per round trip. The RTT is the larger of the configured base RTT and
+// the calibrated one: on a path whose propagation is small the RTT the
+// flows see is CPU time, which the calibration measures (a 1 ms window on
+// such a path holds a few packets, or one 64 KB GSO burst, and calls
+// equal flows unfair). Never below the throughput window. rule says which
+// RTT set it, for the analysis output.
+func fairWindow(configured, calibrated, width time.Duration) (factor int, rule string) {
+	rtt, from := configured, "the configured base RTT"
+	if calibrated > configured {
+		rtt, from = calibrated, "the calibrated RTT (loaded floor)"
+	}
+	factor = int(rtt / width)
+	if factor <= 1 {
+		return 1, fmt.Sprintf("the throughput window %v: %s is %v, less than it", width, from, rtt)
+	}
+	return factor, fmt.Sprintf("one RTT: %s, %v (configured %v, calibrated %v), in whole %v windows", from, rtt, configured, calibrated, width)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,56 @@ func TestFairnessPerStableInterval(t *testing.T) {
 	}
 	if c := g.Convergence[1]; !c.Converged || c.After != 0 {
 		t.Errorf("[21, 40 ms): fair throughout, got %+v", c)
+	}
+}
+
+// Jain's window is one RTT of the slowest path: the calibrated RTT where
+// it exceeds the configured one (a zero-delay path of 40 us configured
+// that the calibration measured at 6 ms gets 6 ms, not the throughput
+// window's 1 ms), never below the throughput window, and the analysis
+// records the window and the rule that set it.
+func TestFairWindowFollowsTheRTT(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		configured, calibrated time.Duration
+		factor                 int
+		rule                   string
+	}{
+		{40 * time.Microsecond, 6 * ms, 6, "one RTT: the calibrated RTT (loaded floor), 6ms"},
+		{12 * ms, 12300 * time.Microsecond, 12, "one RTT: the calibrated RTT (loaded floor), 12.3ms"},
+		{12 * ms, 0, 12, "one RTT: the configured base RTT, 12ms"},
+		{40 * time.Microsecond, 300 * time.Microsecond, 1, "the throughput window 1ms: the calibrated RTT (loaded floor) is 300µs, less than it"},
+		{0, 0, 1, "the throughput window 1ms"},
+	} {
+		f, rule := fairWindow(c.configured, c.calibrated, ms)
+		if f != c.factor || !strings.HasPrefix(rule, c.rule) {
+			t.Errorf("configured %v, calibrated %v: factor %d (%s), want %d (%s)", c.configured, c.calibrated, f, rule, c.factor, c.rule)
+		}
+	}
+	// Two flows at 45.8 and 49.8 Mbit/s on a 40 us path whose calibrated
+	// RTT is 6 ms, their bytes arriving in 64 KB bursts: per 1 ms window
+	// one flow or the other; per 6 ms window fair.
+	tput := series.NewWindows[wkey](0, ms)
+	mk := func(id int) Flow {
+		return Flow{ID: string(rune('A' + id)), key: wkey{0, id, true}, hasKey: true, BaseRTT: 40 * time.Microsecond,
+			active: series.Interval{Start: 0, End: int64(120 * ms)}}
+	}
+	a := &Analysis{Flows: []Flow{mk(0), mk(1)}}
+	for w := int64(0); w < 120; w++ {
+		// 45.8 Mbit/s = 5725 B/ms, 49.8 = 6225 B/ms, sent in bursts: flow
+		// A in even milliseconds, B in odd ones.
+		tput.Add(wkey{0, int(w % 2), true}, w*int64(ms), uint64(map[int64]int{0: 2 * 5725, 1: 2 * 6225}[w%2]))
+	}
+	fairness(a, tput, Config{FairThreshold: 0.95, FairHold: 10 * ms, FairOverlapRTTs: 10, CalibratedRTT: 6 * ms})
+	if a.Config.FairWindowNs != int64(6*ms) || !strings.Contains(a.Config.FairWindowRule, "calibrated") || a.Config.CalibratedRTTNs != int64(6*ms) {
+		t.Fatalf("window %v (%s), calibrated %v", time.Duration(a.Config.FairWindowNs), a.Config.FairWindowRule, time.Duration(a.Config.CalibratedRTTNs))
+	}
+	if len(a.Fairness) != 1 || len(a.Fairness[0].Jain) == 0 {
+		t.Fatalf("fairness %+v", a.Fairness)
+	}
+	for _, p := range a.Fairness[0].Jain {
+		if p.Index.F() < 0.99 {
+			t.Errorf("window at %v: Jain %v for a 45.8 / 49.8 Mbit/s pair", p.T, p.Index.F())
+		}
 	}
 }

@@ -27,6 +27,7 @@ func (a *Analysis) SummaryLines() []string {
 	if a.Experiment != "" {
 		l = append(l, fmt.Sprintf("experiment %s on %s, run %s (%s)", a.Experiment, a.Topology, a.RunID, a.Source))
 	}
+	l = append(l, a.AlertLines()...)
 	l = append(l, a.FidelityLines()...)
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
 	l = append(l, a.headlineTable()...)
@@ -92,15 +93,27 @@ func (a *Analysis) FidelityLines() []string {
 		return nil
 	}
 	var bad []Fidelity
+	verdicts := map[string]bool{}
 	for _, f := range a.Fidelity {
 		if f.Verdict != "faithful" {
 			bad = append(bad, f)
+			verdicts[f.Verdict] = true
 		}
 	}
 	if len(bad) == 0 {
 		return []string{fmt.Sprintf("emulation: faithful (%d of %d variants)", len(a.Fidelity), len(a.Fidelity))}
 	}
-	l := []string{fmt.Sprintf("emulation: DEGRADED in %d of %d variants: their numbers are not results (run.json fidelity)", len(bad), len(a.Fidelity))}
+	// "DEGRADED", "INTERRUPTED", or both.
+	var words []string
+	for _, v := range []string{"degraded", "interrupted"} {
+		if verdicts[v] {
+			words = append(words, strings.ToUpper(v))
+		}
+	}
+	if len(words) == 0 {
+		words = []string{"NOT FAITHFUL"}
+	}
+	l := []string{fmt.Sprintf("emulation: %s in %d of %d variants: their numbers are not results (run.json fidelity)", strings.Join(words, " or "), len(bad), len(a.Fidelity))}
 	for _, f := range bad {
 		l = append(l, fmt.Sprintf("  %s: %s", f.Variant, strings.Join(f.Reasons, "; ")))
 	}
@@ -152,13 +165,15 @@ const pageStyle = `body{font-family:system-ui,sans-serif;max-width:1200px;margin
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}pre{background:#f7f7f7;padding:1em;overflow-x:auto}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:1em}.figs figure{margin:0}
-.figs svg{width:100%;height:auto}figcaption{font-size:13px;color:#555}`
+.figs svg{width:100%;height:auto}figcaption{font-size:13px;color:#555}
+.alert{border:2px solid #b00;background:#fff0f0;padding:.5em 1em;margin:1em 0}`
 
 // HTML is one self-contained page: tables and every figure as inline SVG.
 func (a *Analysis) HTML(figs []Figure) []byte {
 	var b bytes.Buffer
 	t := html.EscapeString(a.title())
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n<h1>%s</h1>\n", t, pageStyle, t)
+	alertHTML(&b, a.AlertLines())
 	fmt.Fprintf(&b, "<p>Source: <code>%s</code>. Slowdown = FCT / ideal FCT (HPCC's definition), clamped at &ge; 1; percentiles are nearest-rank.</p>\n", html.EscapeString(a.Source))
 	headlineHTML(&b, Headlines(a), "This run's flows.")
 	b.WriteString("<h2>Summary</h2>\n<pre>" + html.EscapeString(strings.Join(a.SummaryLines(), "\n")) + "</pre>\n")

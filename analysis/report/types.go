@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"cclab/analysis/metrics"
+	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
+	"cclab/rundir"
 	"cclab/topology"
 	"cclab/topology/ideal"
 )
@@ -28,10 +30,17 @@ type Config struct {
 	// (or a topology plan giving them per path), and the framing.
 	BottleneckBps uint64
 	BaseRTT       time.Duration
+	// CalibratedRTT is the run's calibrated RTT (the largest loaded floor
+	// of its path classes; run.json's calibration for a run), which Jain's
+	// window follows where it exceeds the configured base RTT.
+	CalibratedRTT time.Duration
 	Framing       ideal.Framing
 	Plan          *topology.Plan
 	// Progress, when set, is told what is being done on long work.
 	Progress func(msg string)
+	// Partial analyses a run that a signal interrupted (run.json
+	// "interrupted"); without it such a run is refused (ErrInterrupted).
+	Partial bool
 }
 
 // Defaults fills the zero fields of c.
@@ -173,6 +182,9 @@ type CaptureInfo struct {
 	TCPPackets uint64 `json:"tcp_packets"`
 	Skipped    uint64 `json:"skipped"`
 	Flows      int    `json:"flows"`
+	// Cut: the file could not be read to its end; the numbers cover the
+	// packets before the damage.
+	Cut *pcapflows.Cut `json:"cut,omitempty"`
 }
 
 // Analysis is everything computed from a run or captures.
@@ -202,7 +214,16 @@ type Analysis struct {
 	Traces      []series.Trace `json:"-"`
 	INT         []INTReport    `json:"int"`
 	Fidelity    []Fidelity     `json:"fidelity,omitempty"`
+	// Interrupted lists the variants a signal ended early (analysed with
+	// Config.Partial): their numbers are not results.
+	Interrupted []Interruption `json:"interrupted,omitempty"`
 	Warnings    []string       `json:"warnings"`
+}
+
+// Interruption is one variant's run.json "interrupted".
+type Interruption struct {
+	Variant string `json:"variant"`
+	rundir.Interrupted
 }
 
 // Fidelity is one variant's emulation verdict from its run.json
@@ -227,8 +248,12 @@ type ConfigEcho struct {
 	FairHoldNs    int64   `json:"fair_hold_ns"`
 	// FairOverlapRTTs: base RTTs two flows must share a bottleneck for
 	// fairness among them to be reported.
-	FairOverlapRTTs int             `json:"fair_overlap_rtts"`
-	FairWindowNs    int64           `json:"fair_window_ns"` // Jain\'s window: the largest base RTT
+	FairOverlapRTTs int   `json:"fair_overlap_rtts"`
+	FairWindowNs    int64 `json:"fair_window_ns"` // Jain\'s window: one RTT (fairWindow)
+	// FairWindowRule says which RTT set FairWindowNs: the configured
+	// base RTT, the calibrated one or the throughput window.
+	FairWindowRule  string          `json:"fair_window_rule"`
+	CalibratedRTTNs int64           `json:"calibrated_rtt_ns,omitempty"`
 	EqualPct        float64         `json:"equal_count_pct"`
 	Classes         metrics.Classes `json:"classes"`
 }

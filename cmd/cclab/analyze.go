@@ -35,6 +35,7 @@ type analyzeFlags struct {
 	long     string
 	jsonOut  bool
 	quiet    bool
+	partial  bool
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -55,7 +56,13 @@ a topology plan JSON) so slowdowns can be computed.
 
 With --compare it analyses several runs (e.g. of different random seeds)
 and prints the papers' style of table: p99.9 short-flow slowdown per law and each law's ratio to
---baseline.`,
+--baseline.
+
+A run that a signal interrupted (run.json "interrupted") is refused unless
+--partial is given; then the summary and the pages open by saying so. A
+capture cut short (an interrupted write, a full disk, a damaged record) is
+analysed up to the damage, and the summary names the file, the byte
+offset and the packets read.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAnalyze(cmd, f, args)
 		},
@@ -76,6 +83,7 @@ and prints the papers' style of table: p99.9 short-flow slowdown per law and eac
 	fl.StringVar(&f.baseline, "baseline", "", "law the others are compared to (default: first by name)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the summary as JSON")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress messages")
+	fl.BoolVar(&f.partial, "partial", false, "analyse a run that a signal interrupted (its numbers are flagged as no result)")
 	return cmd
 }
 
@@ -97,6 +105,7 @@ func analyzeConfig(f analyzeFlags, stderr io.Writer) (report.Config, error) {
 		return cfg, fmt.Errorf("--fair %v: must be in (0, 1]", f.fair)
 	}
 	cfg.FairThreshold = f.fair
+	cfg.Partial = f.partial
 	if f.overlap < 1 {
 		return cfg, fmt.Errorf("--fair-overlap %d: must be at least 1 base RTT", f.overlap)
 	}

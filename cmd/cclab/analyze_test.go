@@ -104,14 +104,20 @@ func TestAnalyzeCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Flows) != 2 || res.Flows[0].Slowdown < 1 {
 		t.Fatalf("--topology: %v %+v", err, res.Flows)
 	}
-	// Bad input: a truncated capture is an error naming the offset, and
+	// A truncated capture is analysed up to the cut, which the summary
+	// names near its top; a file that is no capture is an error, and
 	// nothing is written.
 	p := filepath.Join(dir2, "pcap", "h0-eth0.pcap")
 	b, _ := os.ReadFile(p)
 	os.WriteFile(p, b[:len(b)-5], 0o644)
+	out, err = run(t, "analyze", dir2, "--quiet", "--out", t.TempDir())
+	if err != nil || !strings.Contains(strings.Join(strings.SplitN(out, "\n", 3)[:2], "\n"), "h0-eth0.pcap cut at byte offset") {
+		t.Fatalf("truncated capture: %v\n%s", err, out)
+	}
+	os.WriteFile(p, []byte("not a capture"), 0o644)
 	bad := filepath.Join(t.TempDir(), "bad")
-	if _, err := run(t, "analyze", dir2, "--quiet", "--out", bad); err == nil || !strings.Contains(err.Error(), "byte offset") {
-		t.Fatalf("truncated capture: %v", err)
+	if _, err := run(t, "analyze", dir2, "--quiet", "--out", bad); err == nil || !strings.Contains(err.Error(), "h0-eth0.pcap") {
+		t.Fatalf("a file that is no capture: %v", err)
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Fatal("output written for a failed analysis")

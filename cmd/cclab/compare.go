@@ -14,7 +14,7 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var asJSON, fresh, force bool
+	var asJSON, fresh, force, partial bool
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Two runs side by side: each law's FCT slowdowns in both, with the differences",
@@ -26,7 +26,8 @@ func newCompareCmd() *cobra.Command {
 			"records, the compared law left out) to be compared: what differs is\n" +
 			"printed, and runs that differ (or a side without run.json) are compared\n" +
 			"only with --force, and then labelled so (terminal and --json). The same\n" +
-			"experiment and seed under another law is the normal case.",
+			"experiment and seed under another law is the normal case. A run a signal\n" +
+			"interrupted is refused unless --partial is given, and then flagged.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			check, err := checkRuns(args[0], args[1])
@@ -41,7 +42,7 @@ func newCompareCmd() *cobra.Command {
 			}
 			var as [2]*report.Analysis
 			for i, dir := range args {
-				a, err := loadOrAnalyze(cmd, dir, fresh)
+				a, err := loadOrAnalyze(cmd, dir, fresh, partial)
 				if err != nil {
 					return fmt.Errorf("run %s: %w", dir, err)
 				}
@@ -54,12 +55,16 @@ func newCompareCmd() *cobra.Command {
 				return enc.Encode(checkedDelta{Delta: d, Check: check})
 			}
 			check.print(cmd.OutOrStdout())
+			for _, l := range d.Partial {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
 			return printDelta(cmd.OutOrStdout(), d.Table())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs of different topologies or workloads (labelled so)")
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "analyse both runs again, even when they have an analysis")
+	cmd.Flags().BoolVar(&partial, "partial", false, "compare runs that a signal interrupted (flagged in the output)")
 	return cmd
 }
 
@@ -70,9 +75,13 @@ type checkedDelta struct {
 	Check *runCheck `json:"check"`
 }
 
-func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis, error) {
+func loadOrAnalyze(cmd *cobra.Command, dir string, fresh, partial bool) (*report.Analysis, error) {
 	if !fresh {
 		a, err := report.LoadSummary(dir)
+		if err == nil && len(a.Interrupted) > 0 && !partial {
+			in := a.Interrupted[0]
+			return nil, fmt.Errorf("%s: %s at %s: %w", in.Variant, in.Cause, in.At, report.ErrInterrupted)
+		}
 		if err == nil {
 			return a, nil
 		}
@@ -83,7 +92,7 @@ func loadOrAnalyze(cmd *cobra.Command, dir string, fresh bool) (*report.Analysis
 		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "analysing %s...\n", dir)
-	return report.Analyze(cmd.Context(), dir, report.Config{})
+	return report.Analyze(cmd.Context(), dir, report.Config{Partial: partial})
 }
 
 func printDelta(w io.Writer, t report.Table) error {

@@ -8,25 +8,39 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"cclab/internal/interrupt"
 )
 
+// startParent is the parent's pid, read while Go initialises the program:
+// the parent-death signal belongs to the thread that asks for it, and
+// initialisation runs on the main thread, which lives as long as the
+// process (interrupt.DieWithParent).
+var startParent, deathSignalErr = interrupt.DieWithParent()
+
 func main() {
-	// SIGINT/SIGTERM cancel the context; long operations tear down what they
-	// built when it is cancelled.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if deathSignalErr != nil {
+		fmt.Fprintf(os.Stderr, "cclab: warning: a run will not tear down when its parent dies: %v\n", deathSignalErr)
+	}
+	// Every signal that ends the command (INT, TERM, HUP, PIPE on a broken
+	// stdout or stderr, the parent's death) cancels the context; long
+	// operations tear down what they built when it is cancelled.
+	ctx, stop := interrupt.Watch(context.Background(), startParent)
 	defer stop()
 
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
+		// Ignored write error: stderr may be the broken pipe.
 		fmt.Fprintln(os.Stderr, "cclab:", err)
 		stop()
 		var ee exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
+		}
+		if sig := interrupt.Cause(ctx); sig != nil {
+			os.Exit(sig.ExitCode())
 		}
 		os.Exit(1)
 	}

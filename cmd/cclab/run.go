@@ -49,6 +49,9 @@ table and the run directory's path to stdout (JSON with --json).`,
 				return err
 			}
 			printSkipped(logw, p.Skipped)
+			if note, ok := p.Plan.PlumbingNote(); ok {
+				fmt.Fprintf(logw, "note: %s\n", note)
+			}
 			if opt.ID == "" {
 				opt.ID = runid.New()
 			}

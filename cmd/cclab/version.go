@@ -6,6 +6,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"cclab/orchestrator/runner"
+	"cclab/rundir"
 )
 
 // buildRevision and buildModified are set by the Makefile (-ldflags -X)
@@ -42,17 +45,32 @@ func newVersionCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version of cclab",
-		Args:  cobra.NoArgs,
+		Short: "Print cclab's version, the commit it was built from, and the kernel",
+		Long: "Prints what run.json records of every run as its provenance: cclab's version,\n" +
+			"the commit the binary was built from (stamped by `make build`; \"unknown\" for a\n" +
+			"plain `go build`) and whether the tree had uncommitted changes, Go's version,\n" +
+			"and the kernel it runs on.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := buildVersion()
+			k := runner.ThisKernel()
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(v)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+					Versions map[string]string `json:"versions"`
+					Kernel   rundir.Kernel     `json:"kernel"`
+				}{v, k})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cclab %s (revision %s, %s)\n", v["cclab"], v["revision"], v["go"])
+			rev := v["revision"]
+			if rev == "" {
+				rev = "unknown"
+			}
+			if v["modified"] == "true" {
+				rev += ", modified"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cclab %s (revision %s, %s)\nkernel %s (%s)\n", v["cclab"], rev, v["go"], k.Release, k.Version)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON: versions and kernel, as run.json names them")
 	return cmd
 }

@@ -129,6 +129,8 @@ func (r Rate) String() string {
 
 func (s Size) String() string {
 	switch {
+	case s >= 1e9 && s%1e9 == 0:
+		return fmt.Sprintf("%dGB", uint64(s)/1e9)
 	case s >= 1e6 && s%1e6 == 0:
 		return fmt.Sprintf("%dMB", uint64(s)/1e6)
 	case s >= 1e3 && s%1e3 == 0:

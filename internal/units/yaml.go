@@ -7,11 +7,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The YAML unmarshalers report the line of a bad value, so that a user sees
-// "topologies/x.yaml:12: rate "1000" has no unit".
+// The YAML unmarshalers report the line and column of a bad value, so that
+// a user sees "topologies/x.yaml:12:11: rate "1000" has no unit". The error
+// is a yaml.TypeError: yaml.v3 then goes on decoding and reports every bad
+// value of the file, not only the first.
 
 func lineErr(n *yaml.Node, err error) error {
-	return fmt.Errorf("line %d: %w", n.Line, err)
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d:%d: %v", n.Line, n.Column, err)}}
 }
 
 func scalar(n *yaml.Node) (string, error) {

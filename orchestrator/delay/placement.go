@@ -10,6 +10,12 @@ import (
 	"cclab/topology"
 )
 
+// topology.MaxDelayedHosts is the line's port count (compile-time check).
+var (
+	_ [line.MaxPorts - topology.MaxDelayedHosts]struct{}
+	_ [topology.MaxDelayedHosts - line.MaxPorts]struct{}
+)
+
 // A Placement says where a topology's propagation delay goes: at every
 // switch port that faces a host, each packet about to enter the port's
 // queue first waits out the one-way delay of its whole path (its source
@@ -42,54 +48,17 @@ func (p PortPlan) Name() string { return p.Switch + "/" + p.Iface }
 // no link has a delay. Pairs whose shortest paths differ in delay are an
 // error (topology.PathDelays).
 func Place(plan *topology.Plan) (*Placement, error) {
-	if !plan.HasDelay() {
-		return &Placement{}, nil
-	}
-	paths, err := plan.PathDelays()
+	ports, err := plan.DelayPorts()
 	if err != nil {
 		return nil, err
 	}
-	into := map[string][]topology.PathDelay{}
-	for _, pd := range paths {
-		into[pd.Dst] = append(into[pd.Dst], pd)
-	}
-	// fanIn is what can arrive at a switch from all of its links.
-	fanIn := map[string]float64{}
-	for _, l := range plan.Links {
-		fanIn[l.A.Node] += float64(l.Rate)
-		fanIn[l.B.Node] += float64(l.Rate)
-	}
 	pl := &Placement{}
-	for _, e := range plan.SwitchPorts() {
-		host, ok := plan.Node(e.PeerNode)
-		if !ok || host.Role != topology.Host {
-			continue
+	for _, dp := range ports {
+		if len(dp.Classes) > line.MaxClasses {
+			return nil, fmt.Errorf("delay: %d distinct path delays into %s, at most %d", len(dp.Classes), dp.Host, line.MaxClasses)
 		}
-		pp := PortPlan{Switch: e.Node, Iface: e.Iface, Host: host.Name, Sources: map[netip.Addr]int{}}
-		index := map[time.Duration]int{}
-		for _, pd := range into[host.Name] {
-			if pd.OneWay == 0 {
-				continue
-			}
-			k, seen := index[pd.OneWay]
-			if !seen {
-				k = len(pp.Classes)
-				index[pd.OneWay] = k
-				pp.Classes = append(pp.Classes, pd.OneWay)
-			}
-			src, _ := plan.Node(pd.Src)
-			pp.Sources[src.Addr] = k
-		}
-		if len(pp.Classes) == 0 {
-			continue
-		}
-		if len(pp.Classes) > line.MaxClasses {
-			return nil, fmt.Errorf("delay: %d distinct path delays into %s, at most %d", len(pp.Classes), host.Name, line.MaxClasses)
-		}
-		// Inflow into the port: everything but the host's own link.
-		in := fanIn[e.Node] - float64(e.Rate)
-		for _, d := range pp.Classes {
-			b := int64(2*in/8*d.Seconds()) + 1<<20
+		pp := PortPlan{Switch: dp.Switch, Iface: dp.Iface, Host: dp.Host, Classes: dp.Classes, Sources: dp.Sources}
+		for _, b := range dp.Buffers {
 			pp.Buffers = append(pp.Buffers, max(b, line.MinBuffer))
 		}
 		pl.Ports = append(pl.Ports, pp)

@@ -1,7 +1,7 @@
 package experiment
 
 import (
-	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,7 +15,7 @@ type Fraction float64
 func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
 	s := strings.TrimSpace(n.Value)
 	if n.Kind != yaml.ScalarNode || s == "" {
-		return fmt.Errorf("line %d: expected a fraction such as \"30%%\" or 0.3", n.Line)
+		return typeErr(n, "expected a fraction such as \"30%%\" or 0.3")
 	}
 	div := 1.0
 	if strings.HasSuffix(s, "%") {
@@ -23,11 +23,11 @@ func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a fraction (write e.g. \"30%%\" or 0.3)", n.Line, n.Value)
+		return typeErr(n, "%q is not a fraction (write e.g. \"30%%\" or 0.3)", n.Value)
 	}
 	v /= div
-	if v < 0 || v > 1 {
-		return fmt.Errorf("line %d: %q is outside 0-100%%", n.Line, n.Value)
+	if v < 0 || v > 1 || math.IsNaN(v) {
+		return typeErr(n, "%q is outside 0-100%%", n.Value)
 	}
 	*f = Fraction(v)
 	return nil

@@ -2,20 +2,19 @@ package experiment
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"cclab/internal/units"
+	"cclab/internal/yamlerr"
+	"cclab/topology"
 
 	"gopkg.in/yaml.v3"
 )
@@ -42,45 +41,38 @@ func Load(path string) (*Experiment, error) {
 }
 
 // Parse parses and validates the text of an experiment file; file names it
-// in errors ("file:line: ...") and anchors the relative topology path.
+// in errors and anchors the relative topology path. A syntax error is
+// reported alone; otherwise every bad value, or else every check the
+// values fail, each at file:line:column, sorted (a *yamlerr.Error).
 func Parse(file string, data []byte) (*Experiment, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlerr.Syntax(file, data, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, &yamlerr.Error{File: file, Items: []yamlerr.Item{{Pos: yamlerr.Pos{Line: 1}, Msg: "empty experiment file"}}}
+	}
+	root := doc.Content[0]
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var e Experiment
 	if err := dec.Decode(&e); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty experiment file", file)
-		}
-		return nil, atLine(file, err)
+		return nil, yamlerr.Decode(file, root, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, fmt.Errorf("%s:%d: a second YAML document; an experiment file holds one", file, extra.Line)
+		return nil, &yamlerr.Error{File: file, Items: []yamlerr.Item{{Pos: yamlerr.At(&extra), Msg: "a second YAML document; an experiment file holds one"}}}
 	}
 	e.File = file
-	if err := e.validate(); err != nil {
-		return nil, atLine(file, err)
+	p := &problems{root: root}
+	e.validate(p)
+	if err := p.err(file); err != nil {
+		return nil, err
 	}
 	e.TopologyPath = e.Topology
 	if !filepath.IsAbs(e.Topology) {
 		e.TopologyPath = filepath.Join(filepath.Dir(file), e.Topology)
 	}
 	return &e, nil
-}
-
-var lineRe = regexp.MustCompile(`line (\d+): `)
-
-// atLine turns "... line 12: msg" into "file:12: msg".
-func atLine(file string, err error) error {
-	s := err.Error()
-	if m := lineRe.FindStringSubmatchIndex(s); m != nil {
-		n, _ := strconv.Atoi(s[m[2]:m[3]])
-		return fmt.Errorf("%s:%d: %s", file, n, s[m[1]:])
-	}
-	return fmt.Errorf("%s: %s", file, s)
-}
-
-func errAt(line int, format string, args ...any) error {
-	return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, args...))
 }
 
 // UnmarshalYAML decodes strictly and remembers the line.
@@ -91,15 +83,16 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 	}
 	e.Line = n.Line
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		switch n.Content[i].Value {
-		case "laws":
-			e.LawsLine = n.Content[i].Line
-		case "compare":
+		if n.Content[i].Value == "compare" {
 			for _, c := range n.Content[i+1].Content {
 				e.CompareLines = append(e.CompareLines, c.Line)
 			}
 		}
 	}
+	if k, _ := yamlerr.Lookup(n, "laws"); k != nil {
+		e.LawsLine = k.Line
+	}
+	e.TopologyPos = yamlerr.Key(n, "topology")
 	return nil
 }
 
@@ -110,17 +103,19 @@ func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
 	return decodeStrict(n, (*plain)(h))
 }
 
-func (h *Hosts) validate() error {
+func (h *Hosts) validate(p *problems) {
 	if h.NICQueues == 0 {
 		h.NICQueues = DefaultNICQueues
 	}
 	if h.NICQueues < 1 || h.NICQueues > MaxNICQueues {
-		return errAt(h.Line, "hosts nic_queues %d is outside 1..%d", h.NICQueues, MaxNICQueues)
+		p.add(h.Line, "hosts nic_queues %d is outside 1..%d", h.NICQueues, MaxNICQueues)
 	}
 	if h.InitRwnd != 0 && (h.InitRwnd < 64<<10 || h.InitRwnd > 16<<20) {
-		return errAt(h.Line, "hosts init_rwnd %v: use 64KiB-16MiB (or leave it out: the kernel's 64 KB)", h.InitRwnd)
+		p.add(h.Line, "hosts init_rwnd %v: use 64KiB-16MiB (or leave it out: the kernel's 64 KB)", h.InitRwnd)
 	}
-	return nil
+	if h.GSOMaxSize != 0 && (h.GSOMaxSize < topology.MTU || h.GSOMaxSize > MaxGSOSize) {
+		p.add(h.Line, "hosts gso_max_size %v: use %dB-%dB (an IPv4 GSO packet is at most 64 KiB; below one MTU nothing is sent)", h.GSOMaxSize, topology.MTU, MaxGSOSize)
+	}
 }
 
 // decodeNoted decodes a mapping strictly into out (a pointer to a struct
@@ -161,7 +156,7 @@ func (v *VariantSpec) UnmarshalYAML(n *yaml.Node) error {
 	v.Line = n.Line
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Value == "switch" || k.Value == "ecn_threshold" || k.Value == "ecn_red" || k.Value == "qcn" {
-			return fmt.Errorf("line %d: a variant's ECN marking goes in the switch section, its QCN too: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}, qcn: {...}}}}", k.Line)
+			return typeErr(k, "a variant's ECN marking goes in the switch section, its QCN too: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}, qcn: {...}}}}")
 		}
 	}
 	return decodeStrict(n, (*plain)(v))
@@ -229,21 +224,21 @@ func (q *Query) UnmarshalYAML(n *yaml.Node) error {
 
 var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
-func checkCC(line int, cc string) error {
+func checkCC(p *problems, line int, what, cc string) {
 	if !ccName.MatchString(cc) {
-		return errAt(line, "congestion control %q: not a kernel congestion control name", cc)
+		p.add(line, "%scongestion control %q: not a kernel congestion control name (at most 15 of a-z, 0-9, _)", what, cc)
 	}
-	return nil
 }
 
-// validate checks what the file alone can tell and fills defaults. Checks
-// against the topology (host names) are done by the workload generator.
-func (e *Experiment) validate() error {
+// validate checks what the file alone can tell and fills defaults,
+// recording every error in p. Checks against the topology (host names)
+// are done by the workload generator.
+func (e *Experiment) validate(p *problems) {
 	if e.Name == "" {
-		return errAt(e.Line, "missing name")
+		p.add(e.Line, "missing name")
 	}
 	if e.Topology == "" {
-		return errAt(e.Line, "missing topology (a topology file path, relative to this file)")
+		p.add(e.Line, "missing topology (a topology file path, relative to this file)")
 	}
 	if e.Seed == 0 {
 		e.Seed = DefaultSeed
@@ -251,52 +246,43 @@ func (e *Experiment) validate() error {
 	if e.CC == "" {
 		e.CC = DefaultCC
 	}
-	if err := checkCC(e.Line, e.CC); err != nil {
-		return err
-	}
-	for name, v := range e.Variants {
-		if err := checkCC(v.Line, name); err != nil {
-			return fmt.Errorf("variant: %w", err)
-		}
+	checkCC(p, e.Line, "", e.CC)
+	for _, name := range slices.Sorted(maps.Keys(e.Variants)) {
+		v := e.Variants[name]
+		checkCC(p, v.Line, "variant: ", name)
 		if v.Law == "" {
-			return errAt(v.Line, "variant %s: no law (variants: {%s: {law: hpcc, set: {...}}})", name, name)
+			p.add(v.Line, "variant %s: no law (variants: {%s: {law: hpcc, set: {...}}})", name, name)
 		}
 		if v.Law == name {
-			return errAt(v.Line, "variant %s: named as its law; give it a name of its own", name)
+			p.add(v.Line, "variant %s: named as its law; give it a name of its own", name)
 		}
 	}
 	seen := map[string]bool{}
 	for _, cc := range e.Compare {
-		if err := checkCC(e.Line, cc); err != nil {
-			return err
-		}
+		checkCC(p, e.Line, "", cc)
 		if seen[cc] {
-			return errAt(e.Line, "compare lists %s twice", cc)
+			p.add(e.Line, "compare lists %s twice", cc)
 		}
 		seen[cc] = true
 	}
 	if e.Timeout == 0 {
 		e.Timeout = units.Duration(DefaultTimeout)
 	}
-	if err := e.Hosts.validate(); err != nil {
-		return err
-	}
-	if err := e.Switch.validate(&e.Hosts, e.Compare); err != nil {
-		return err
-	}
+	e.Hosts.validate(p)
+	e.Switch.validate(p, &e.Hosts, e.Compare)
 	switch e.Emulation.DelayEngine {
 	case "", "auto", "netem", "line":
 	default:
-		return errAt(e.Emulation.Line, "emulation delay_engine %q: use auto, netem or line", e.Emulation.DelayEngine)
+		p.add(e.Emulation.Line, "emulation delay_engine %q: use auto, netem or line", e.Emulation.DelayEngine)
 	}
 	if e.Capture.Snaplen == 0 {
 		e.Capture.Snaplen = DefaultSnaplen
 	}
 	if e.Capture.Snaplen < 64 || e.Capture.Snaplen > 65535 {
-		return errAt(e.Line, "capture snaplen %v: use 64B-65535B", e.Capture.Snaplen)
+		p.add(e.Line, "capture snaplen %v: use 64B-65535B", e.Capture.Snaplen)
 	}
 	if len(e.Workload) == 0 {
-		return errAt(e.Line, "empty workload: list at least one entry")
+		p.add(e.Line, "empty workload: list at least one entry")
 	}
 	if e.Watch != 0 && (e.Watch < units.Duration(10*time.Millisecond) || e.Watch > units.Duration(time.Minute)) {
 		return errAt(e.Line, "watch %v: record every 10ms to 1m (a sample of 16 hosts costs about 18 ms of CPU: docs/performance.md)", e.Watch)
@@ -308,35 +294,34 @@ func (e *Experiment) validate() error {
 	for i := range e.Workload {
 		en := &e.Workload[i]
 		if en.Name == "" {
-			return errAt(en.Line, "workload entry without a name")
+			p.add(en.Line, "workload entry without a name")
 		}
-		if prev, dup := names[en.Name]; dup {
-			return errAt(en.Line, "workload entry %q already defined at line %d", en.Name, prev)
+		if prev, dup := names[en.Name]; dup && en.Name != "" {
+			p.add(en.Line, "workload entry %q already defined at line %d", en.Name, prev)
 		}
 		names[en.Name] = en.Line
 		if en.CC != "" {
-			if err := checkCC(en.Line, en.CC); err != nil {
-				return err
-			}
+			checkCC(p, en.Line, "", en.CC)
 		}
 		switch en.Tool {
 		case "", "inprocess":
 			en.Tool = ""
 		case "iperf3":
 		default:
-			return errAt(en.Line, "workload entry %q: tool %q: use inprocess or iperf3", en.Name, en.Tool)
+			p.add(en.Line, "workload entry %q: tool %q: use inprocess or iperf3", en.Name, en.Tool)
 		}
-		if err := en.validate(); err != nil {
-			return err
-		}
+		en.validate(p)
 	}
-	return e.addEntryVariants()
+	// The entries' variants are named from the names checked above.
+	if p.empty() {
+		e.addEntryVariants(p)
+	}
 }
 
 // addEntryVariants makes the variant each entry's `set:` asks for in each
 // run (EntryCC): the run's law, or the variant the run compares, with the
 // entry's parameters on top.
-func (e *Experiment) addEntryVariants() error {
+func (e *Experiment) addEntryVariants(p *problems) {
 	ccs := e.Compare
 	if len(ccs) == 0 {
 		ccs = []string{e.CC}
@@ -346,10 +331,15 @@ func (e *Experiment) addEntryVariants() error {
 		if len(en.Set) == 0 {
 			continue
 		}
-		for k := range en.Set {
+		bad := false
+		for _, k := range slices.Sorted(maps.Keys(en.Set)) {
 			if k == "" || strings.Contains(k, ".") {
-				return errAt(en.Line, "workload entry %q: set %q: give a parameter of the law (set: {init_rate_kbps: 100000})", en.Name, k)
+				p.add(en.Line, "workload entry %q: set %q: give a parameter of the law (set: {init_rate_kbps: 100000})", en.Name, k)
+				bad = true
 			}
+		}
+		if bad {
+			continue
 		}
 		for _, cc := range ccs {
 			base := cc
@@ -358,15 +348,19 @@ func (e *Experiment) addEntryVariants() error {
 			}
 			name := e.EntryCC(en, cc)
 			if !ccName.MatchString(name) {
-				return errAt(en.Line, "workload entry %q sets law parameters, so its flows run as %q in the run of %s: not a kernel congestion control name (at most 15 of a-z, 0-9, _): shorten the entry's name", en.Name, name, cc)
+				p.add(en.Line, "workload entry %q sets law parameters, so its flows run as %q in the run of %s: not a kernel congestion control name (at most 15 of a-z, 0-9, _): shorten the entry's name", en.Name, name, cc)
+				continue
 			}
 			if v, ok := e.Variants[name]; ok && v.Entry == "" {
-				return errAt(en.Line, "workload entry %q: its flows' variant %q is already a variant of the file", en.Name, name)
+				p.add(en.Line, "workload entry %q: its flows' variant %q is already a variant of the file", en.Name, name)
+				continue
 			} else if ok && v.Entry != en.Name {
-				return errAt(en.Line, "workload entry %q: its flows' variant %q is also entry %q's", en.Name, name, v.Entry)
+				p.add(en.Line, "workload entry %q: its flows' variant %q is also entry %q's", en.Name, name, v.Entry)
+				continue
 			}
 			if slices.Contains(ccs, name) {
-				return errAt(en.Line, "workload entry %q: its flows' variant %q is a compared name", en.Name, name)
+				p.add(en.Line, "workload entry %q: its flows' variant %q is a compared name", en.Name, name)
+				continue
 			}
 			v := VariantSpec{Law: base, Set: map[string]string{}, Entry: en.Name, Line: en.Line}
 			if own, ok := e.Variants[base]; ok {
@@ -380,10 +374,9 @@ func (e *Experiment) addEntryVariants() error {
 			e.Variants[name] = v
 		}
 	}
-	return nil
 }
 
-func (en *Entry) validate() error {
+func (en *Entry) validate(p *problems) {
 	kinds := 0
 	for _, set := range []bool{en.Long != nil, en.Incast != nil, en.Poisson != nil, en.Query != nil} {
 		if set {
@@ -391,103 +384,114 @@ func (en *Entry) validate() error {
 		}
 	}
 	if kinds != 1 {
-		return errAt(en.Line, "workload entry %q: give exactly one of long, incast, poisson, query", en.Name)
+		p.add(en.Line, "workload entry %q: give exactly one of long, incast, poisson, query", en.Name)
+		return
 	}
 	switch {
 	case en.Long != nil:
-		return en.Long.validate(en.Name)
+		en.Long.validate(p, en.Name)
 	case en.Incast != nil:
-		return en.Incast.validate(en.Name)
+		en.Incast.validate(p, en.Name)
 	case en.Poisson != nil:
-		return en.Poisson.validate(en.Name)
+		en.Poisson.validate(p, en.Name)
 	default:
-		return en.Query.validate(en.Name)
+		en.Query.validate(p, en.Name)
 	}
 }
 
-func window(line int, name string, start, stop units.Duration) error {
+func window(p *problems, line int, name string, start, stop units.Duration) {
 	if stop == 0 {
-		return errAt(line, "%s: missing stop (when the flows stop)", name)
+		p.add(line, "%s: missing stop (when the flows stop)", name)
+	} else if stop <= start {
+		p.add(line, "%s: stop %v is not after start %v", name, stop, start)
 	}
-	if stop <= start {
-		return errAt(line, "%s: stop %v is not after start %v", name, stop, start)
-	}
-	return nil
 }
 
-func (l *Long) validate(name string) error {
-	if l.Src == "" || l.Dst == "" {
-		return errAt(l.Line, "%s: long flows need src and dst", name)
+// count checks a count before the generator loops over it.
+func count(p *problems, line int, name, key string, n, most int, why string) {
+	if n < 0 {
+		p.add(line, "%s: %s %d is negative", name, key, n)
+	} else if n > most {
+		p.add(line, "%s: %s %d is above %d (%s)", name, key, n, most, why)
 	}
-	if l.Src == l.Dst {
-		return errAt(l.Line, "%s: src and dst are both %s", name, l.Src)
+}
+
+func (l *Long) validate(p *problems, name string) {
+	if l.Src == "" || l.Dst == "" {
+		p.add(l.Line, "%s: long flows need src and dst", name)
+	} else if l.Src == l.Dst {
+		p.add(l.Line, "%s: src and dst are both %s", name, l.Src)
 	}
 	if l.Count == 0 {
 		l.Count = 1
 	}
-	if l.Count < 0 {
-		return errAt(l.Line, "%s: count %d is negative", name, l.Count)
-	}
-	return window(l.Line, name, l.Start, l.Stop)
+	count(p, l.Line, name, "count", l.Count, MaxParallel, "parallel flows between two hosts each take a source port of their own")
+	window(p, l.Line, name, l.Start, l.Stop)
 }
 
-func (in *Incast) validate(name string) error {
+func (in *Incast) validate(p *problems, name string) {
 	if in.Dst == "" {
-		return errAt(in.Line, "%s: incast needs dst (the receiver)", name)
+		p.add(in.Line, "%s: incast needs dst (the receiver)", name)
 	}
-	if len(in.Senders) > 0 && in.FanIn != 0 && in.FanIn != len(in.Senders) {
-		return errAt(in.Line, "%s: fan_in %d but %d senders listed", name, in.FanIn, len(in.Senders))
-	}
-	if len(in.Senders) == 0 && in.FanIn <= 0 {
-		return errAt(in.Line, "%s: incast needs fan_in > 0 or a list of senders", name)
+	count(p, in.Line, name, "fan_in", in.FanIn, topology.MaxHosts, "the address plan's hosts")
+	switch {
+	case len(in.Senders) > 0 && in.FanIn != 0 && in.FanIn != len(in.Senders):
+		p.add(in.Line, "%s: fan_in %d but %d senders listed", name, in.FanIn, len(in.Senders))
+	case len(in.Senders) == 0 && in.FanIn <= 0:
+		p.add(in.Line, "%s: incast needs fan_in > 0 or a list of senders", name)
 	}
 	for _, s := range in.Senders {
 		if s == in.Dst {
-			return errAt(in.Line, "%s: %s is both sender and receiver", name, s)
+			p.add(in.Line, "%s: %s is both sender and receiver", name, s)
 		}
 	}
 	if in.Size == 0 {
-		return errAt(in.Line, "%s: incast needs size (bytes each sender sends)", name)
+		p.add(in.Line, "%s: incast needs size (bytes each sender sends)", name)
 	}
 	if in.PerStagger == 0 {
 		in.PerStagger = 1
 	}
-	if in.PerStagger < 0 {
-		return errAt(in.Line, "%s: per_stagger %d is negative", name, in.PerStagger)
-	}
+	count(p, in.Line, name, "per_stagger", in.PerStagger, topology.MaxHosts, "the address plan's hosts")
 	if in.Repeat == 0 {
 		in.Repeat = 1
 	}
-	if in.Repeat < 0 {
-		return errAt(in.Line, "%s: repeat %d is negative", name, in.Repeat)
-	}
+	count(p, in.Line, name, "repeat", in.Repeat, MaxEntryFlows, "flows the run and its analysis hold")
 	if in.Repeat > 1 && in.Every == 0 {
-		return errAt(in.Line, "%s: repeat %d needs every (the period)", name, in.Repeat)
+		p.add(in.Line, "%s: repeat %d needs every (the period)", name, in.Repeat)
 	}
-	return nil
+	if flows := max(in.FanIn, len(in.Senders)) * in.Repeat; in.Repeat > 0 && in.Repeat <= MaxEntryFlows && flows > MaxEntryFlows {
+		p.add(in.Line, "%s: %d flows (fan_in x repeat), above %d (flows the run and its analysis hold)", name, flows, MaxEntryFlows)
+	}
 }
 
-func (p *Poisson) validate(name string) error {
-	if p.CDF == "" {
-		return errAt(p.Line, "%s: poisson needs cdf (websearch, fb_hadoop or a file)", name)
+func (po *Poisson) validate(p *problems, name string) {
+	if po.CDF == "" {
+		p.add(po.Line, "%s: poisson needs cdf (websearch, fb_hadoop or a file)", name)
 	}
-	if p.Load <= 0 {
-		return errAt(p.Line, "%s: poisson needs load > 0 (e.g. \"30%%\")", name)
+	if po.Load <= 0 {
+		p.add(po.Line, "%s: poisson needs load > 0 (e.g. \"30%%\")", name)
 	}
-	return window(p.Line, name, p.Start, p.Stop)
+	window(p, po.Line, name, po.Start, po.Stop)
 }
 
-func (q *Query) validate(name string) error {
-	if q.Rate <= 0 {
-		return errAt(q.Line, "%s: query needs rate > 0 (queries per second)", name)
+func (q *Query) validate(p *problems, name string) {
+	if q.Rate <= 0 || math.IsNaN(q.Rate) || math.IsInf(q.Rate, 0) {
+		p.add(q.Line, "%s: query needs rate > 0 (queries per second)", name)
 	}
 	if q.FanIn <= 0 {
-		return errAt(q.Line, "%s: query needs fan_in > 0", name)
+		p.add(q.Line, "%s: query needs fan_in > 0", name)
 	}
+	count(p, q.Line, name, "fan_in", q.FanIn, topology.MaxHosts, "the address plan's hosts")
 	if q.Size == 0 {
-		return errAt(q.Line, "%s: query needs size (bytes each answer carries)", name)
+		p.add(q.Line, "%s: query needs size (bytes each answer carries)", name)
 	}
-	return window(q.Line, name, q.Start, q.Stop)
+	window(p, q.Line, name, q.Start, q.Stop)
+	// The queries expected over the window, each FanIn flows.
+	if q.Rate > 0 && q.FanIn > 0 && q.Stop > q.Start {
+		if flows := q.Rate * (q.Stop - q.Start).D().Seconds() * float64(q.FanIn); flows > MaxEntryFlows {
+			p.add(q.Line, "%s: about %.0f flows (rate x (stop - start) x fan_in), above %d (flows the run and its analysis hold)", name, flows, MaxEntryFlows)
+		}
+	}
 }
 
 // CCs returns every congestion control the experiment can use: the default,
@@ -515,99 +519,97 @@ func (e *Experiment) CCs() []string {
 // with INT on, TCP timestamps default to off so that all 40 bytes of option
 // space carry records (tcopt/README.md). ECN profiles are for names the
 // run compares.
-func (sw *Switch) validate(h *Hosts, compare []string) error {
+func (sw *Switch) validate(p *problems, h *Hosts, compare []string) {
 	if sw == nil {
-		return nil
+		return
 	}
 	if sw.set["ecn_threshold"] && sw.set["ecn_red"] {
-		return errAt(sw.Line, "switch: ecn_threshold and ecn_red both given; a port marks one way (give one, or per compared name in ecn_profiles)")
+		p.add(sw.Line, "switch: ecn_threshold and ecn_red both given; a port marks one way (give one, or per compared name in ecn_profiles)")
 	}
-	if err := sw.ECNRed.validate(); err != nil {
-		return err
-	}
-	if err := sw.QCN.validate(sw.INT); err != nil {
-		return err
-	}
+	checkThreshold(p, sw.Line, "switch ecn_threshold", sw.ECNThreshold)
+	sw.ECNRed.validate(p)
+	sw.QCN.validate(p, sw.INT)
 	if sw.INTAll && !sw.INT {
-		return errAt(sw.Line, "switch: int_all without int: true stamps nothing")
+		p.add(sw.Line, "switch: int_all without int: true stamps nothing")
 	}
-	names := make([]string, 0, len(sw.ECNProfiles))
-	for name := range sw.ECNProfiles {
-		names = append(names, name)
-	}
-	sort.Strings(names) // the first error in the file's terms, always the same
-	for _, name := range names {
-		p := sw.ECNProfiles[name]
+	for _, name := range slices.Sorted(maps.Keys(sw.ECNProfiles)) {
+		prof := sw.ECNProfiles[name]
 		if !slices.Contains(compare, name) {
-			return errAt(p.Line, "switch ecn_profiles: %s is not compared (compare: [%s]); a profile is for a name in compare", name, strings.Join(compare, ", "))
+			p.add(prof.Line, "switch ecn_profiles: %s is not compared (compare: [%s]); a profile is for a name in compare", name, strings.Join(compare, ", "))
 		}
-		if p.set["ecn_threshold"] && p.set["ecn_red"] {
-			return errAt(p.Line, "switch ecn_profiles %s: ecn_threshold and ecn_red both given; a port marks one way", name)
+		if prof.set["ecn_threshold"] && prof.set["ecn_red"] {
+			p.add(prof.Line, "switch ecn_profiles %s: ecn_threshold and ecn_red both given; a port marks one way", name)
 		}
-		if !p.set["ecn_threshold"] && !p.set["ecn_red"] && !p.set["qcn"] {
-			return errAt(p.Line, "switch ecn_profiles %s: give ecn_threshold (0B: no marking) or ecn_red, and/or qcn", name)
+		if !prof.set["ecn_threshold"] && !prof.set["ecn_red"] && !prof.set["qcn"] {
+			p.add(prof.Line, "switch ecn_profiles %s: give ecn_threshold (0B: no marking) or ecn_red, and/or qcn", name)
 		}
-		if err := p.ECNRed.validate(); err != nil {
-			return err
-		}
-		if err := p.QCN.validate(sw.INT); err != nil {
-			return err
-		}
+		checkThreshold(p, prof.Line, "switch ecn_profiles "+name+" ecn_threshold", prof.ECNThreshold)
+		prof.ECNRed.validate(p)
+		prof.QCN.validate(p, sw.INT)
 	}
 	if sw.QueueSample == 0 {
 		sw.QueueSample = units.Duration(DefaultQueueSample)
 	}
 	if d := sw.QueueSample.D(); d < MinQueueSample || d > MaxQueueSample {
-		return errAt(sw.Line, "queue_sample %v is outside %v..%v", d, MinQueueSample, MaxQueueSample)
+		p.add(sw.Line, "queue_sample %v is outside %v..%v", d, MinQueueSample, MaxQueueSample)
 	}
 	if sw.INT && h.TCPTimestamps == nil {
 		off := false
 		h.TCPTimestamps = &off
 	}
-	return nil
+}
+
+// checkThreshold refuses a marking threshold above the largest port buffer
+// a topology may have: a queue never reaches it, so it would never mark.
+func checkThreshold(p *problems, line int, what string, b units.Size) {
+	if b > topology.MaxBuffer {
+		p.add(line, "%s %v is above %v, the largest port buffer (topology.MaxBuffer): no queue reaches it", what, b, topology.MaxBuffer)
+	}
 }
 
 // validate fills QCN's default sampling interval and checks the
 // congestion point; its feedback rides in the INT option, so INT must be on.
-func (q *QCN) validate(intOn bool) error {
+func (q *QCN) validate(p *problems, intOn bool) {
 	if q == nil {
-		return nil
+		return
 	}
 	if !q.set["qeq"] || q.Qeq == 0 {
-		return errAt(q.Line, "qcn: give qeq, the equilibrium queue (the QCN paper's testbed: 64KB at 1 Gbit/s)")
+		p.add(q.Line, "qcn: give qeq, the equilibrium queue (the QCN paper's testbed: 64KB at 1 Gbit/s)")
 	}
 	if !intOn {
-		return errAt(q.Line, "qcn: the congestion point's feedback rides in the INT option: set int: true in the switch section")
+		p.add(q.Line, "qcn: the congestion point's feedback rides in the INT option: set int: true in the switch section")
 	}
 	if !q.set["sample"] {
 		q.Sample = DefaultQCNSample
 	}
 	const most = units.Size(1 << 29)
 	if q.Sample == 0 || q.Sample > most || q.Qeq > most {
-		return errAt(q.Line, "qcn: qeq %v and sample %v must be in 1B..%v", q.Qeq, q.Sample, most)
+		p.add(q.Line, "qcn: qeq %v and sample %v must be in 1B..%v", q.Qeq, q.Sample, most)
 	}
-	return nil
 }
 
 // validate fills RED's default pmax and checks the profile. Kmin and
 // Kmax have no default: the papers' bytes are for their rates and delays,
 // and a time-scaled fabric keeps them in BDPs, not in proportion to its
 // port rates (docs/scaling.md).
-func (r *RED) validate() error {
+func (r *RED) validate(p *problems) {
 	if r == nil {
-		return nil
+		return
 	}
 	if !r.set["kmin"] || !r.set["kmax"] {
-		return errAt(r.Line, "ecn_red: give kmin and kmax (HPCC's DCQCN marking is 100KB/400KB at 25 Gbit/s with its delays: scale them as the fabric is scaled, docs/scaling.md)")
+		p.add(r.Line, "ecn_red: give kmin and kmax (HPCC's DCQCN marking is 100KB/400KB at 25 Gbit/s with its delays: scale them as the fabric is scaled, docs/scaling.md)")
+		return
 	}
 	if !r.set["pmax"] {
 		r.Pmax = DefaultREDPmax
 	}
 	if r.Kmin >= r.Kmax {
-		return errAt(r.Line, "ecn_red: kmin %v is not below kmax %v", r.Kmin, r.Kmax)
+		p.add(r.Line, "ecn_red: kmin %v is not below kmax %v", r.Kmin, r.Kmax)
+	}
+	if r.Rate == 0 {
+		checkThreshold(p, r.Line, "ecn_red: kmax", r.Kmax)
 	}
 	if r.Pmax < 1e-6 {
-		return errAt(r.Line, "ecn_red: pmax %v: the probability of marking at kmax must be above 0 (at most 1; e.g. 0.2 or \"20%%\")", float64(r.Pmax))
+		p.add(r.Line, "ecn_red: pmax %v: the probability of marking at kmax must be above 0 (at most 1; e.g. 0.2 or \"20%%\")", float64(r.Pmax))
 	}
-	return nil
 }

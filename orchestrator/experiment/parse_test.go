@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -216,7 +217,7 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {sample: 150KB}\n", "f.yaml:5: qcn: give qeq"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  qcn: {qeq: 64KB}\n", "f.yaml:4: qcn: the congestion point's feedback rides in the INT option: set int: true"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 64KB, sample: 0B}\n", "f.yaml:5: qcn: qeq 64KB and sample 0B must be in"},
-		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 1GB}\n", "f.yaml:5: qcn: qeq 1000MB and sample 150KB must be in"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 1GB}\n", "f.yaml:5: qcn: qeq 1GB and sample 150KB must be in"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 64KB, w: 2}\n", "f.yaml:5: unknown field \"w\""},
 		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {qcn: {qeq: 64KB}}\n", "f.yaml:6: qcn: the congestion point's feedback rides in the INT option"},
 		{"name: t\ntopology: x.yaml\nvariants:\n  q: {law: qcn, qcn: {qeq: 1KB}}\n", "f.yaml:4: a variant's ECN marking goes in the switch section, its QCN too"},
@@ -238,7 +239,7 @@ func TestParseBad(t *testing.T) {
 			t.Errorf("accepted:\n%s", c.in)
 			continue
 		}
-		if !strings.Contains(err.Error(), c.want) {
+		if !at(err, c.want) {
 			t.Errorf("input:\n%s\nerror %q\nwant it to contain %q", c.in, err, c.want)
 		}
 	}
@@ -296,4 +297,20 @@ workload:
 	if got := e.VariantSettings("qcn_fast_rp1"); !slices.Equal(got, []string{"qcn.init_rate_kbps=900000", "qcn.rai_kbps=5000"}) {
 		t.Errorf("qcn_fast_rp1 registers with %v", got)
 	}
+}
+
+// at reports whether one of err's lines is want ("f.yaml:5: msg...") with
+// a column after the line: "f.yaml:5:<column>: msg...".
+func at(err error, want string) bool {
+	m := regexp.MustCompile(`^([^:]*):(\d+): `).FindStringSubmatch(want)
+	if m == nil {
+		return strings.Contains(err.Error(), want)
+	}
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(m[1]+":"+m[2]+":") + `\d+: ` + regexp.QuoteMeta(want[len(m[0]):]))
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }

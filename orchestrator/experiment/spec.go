@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"cclab/internal/units"
+	"cclab/internal/yamlerr"
 )
 
 // Experiment is one parsed experiment file.
@@ -57,6 +58,8 @@ type Experiment struct {
 	TopologyPath string `yaml:"-" json:"topology_path"`
 	Line         int    `yaml:"-" json:"-"`
 	CompareLines []int  `yaml:"-" json:"-"` // the line of each of Compare's names
+	// TopologyPos is where the file names its topology.
+	TopologyPos yamlerr.Pos `yaml:"-" json:"-"`
 }
 
 // VariantSpec is one entry of Variants. (Its switch marking, like any
@@ -128,6 +131,19 @@ const DefaultNICQueues = 16
 
 // MaxNICQueues bounds nic_queues (HTB classes per host port).
 const MaxNICQueues = 256
+
+// MaxGSOSize is the largest hosts.gso_max_size: an IPv4 GSO packet's
+// length is a 16-bit field (the kernel's GSO_LEGACY_MAX_SIZE).
+const MaxGSOSize = 65536
+
+// MaxParallel bounds a long entry's count: parallel flows between the
+// same two hosts each take a TCP source port of their own.
+const MaxParallel = 65535
+
+// MaxEntryFlows bounds the flows one workload entry may make: every flow
+// is a socket pair in the run, a line of flows.csv and a flow of the
+// analysis; a million is hours of this machine's time.
+const MaxEntryFlows = 1_000_000
 
 // Emulation configures the fabric's emulation (docs/fidelity.md).
 type Emulation struct {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,10 +12,12 @@ import (
 // decodeStrict decodes a mapping node into out (a pointer to a struct),
 // rejecting keys the struct does not name. yaml.v3's KnownFields does the
 // same but is lost below any type with its own UnmarshalYAML, which the
-// entries need to remember their line.
+// entries need to remember their line. Its errors are a yaml.TypeError
+// with every unknown key and every bad value, so that yaml.v3 goes on and
+// the file's errors are reported together.
 func decodeStrict(n *yaml.Node, out any) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: expected a mapping", n.Line)
+		return typeErr(n, "expected a mapping")
 	}
 	known := map[string]bool{}
 	t := reflect.TypeOf(out).Elem()
@@ -27,11 +30,22 @@ func decodeStrict(n *yaml.Node, out any) error {
 		known[tag] = true
 		names = append(names, tag)
 	}
+	var errs []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if !known[k.Value] {
-			return fmt.Errorf("line %d: unknown field %q (known: %s)", k.Line, k.Value, strings.Join(names, ", "))
+			errs = append(errs, fmt.Sprintf("line %d:%d: unknown field %q (known: %s)", k.Line, k.Column, k.Value, strings.Join(names, ", ")))
 		}
 	}
-	return n.Decode(out)
+	err := n.Decode(out)
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		errs = append(errs, te.Errors...)
+	} else if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
 }

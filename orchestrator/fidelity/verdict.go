@@ -23,6 +23,9 @@ import (
 const (
 	Faithful = "faithful"
 	Degraded = "degraded"
+	// Interrupted: a signal ended the run before its workload did; its
+	// numbers are not results whatever the invariants said.
+	Interrupted = "interrupted"
 )
 
 // Limits are the invariants' bounds (docs/fidelity.md gives the reasons).
@@ -132,13 +135,22 @@ type Verdict struct {
 // Faithful reports whether every invariant held.
 func (v Verdict) Faithful() bool { return v.Verdict == Faithful }
 
-// String is the verdict in one line: "faithful", or "degraded: " and the
-// reasons.
+// String is the verdict in one line: "faithful", or "degraded: " (or
+// "interrupted: ") and the reasons.
 func (v Verdict) String() string {
 	if v.Faithful() {
 		return Faithful
 	}
+	if v.Verdict == Interrupted {
+		return Interrupted + ": " + strings.Join(v.Reasons, "; ")
+	}
 	return Degraded + ": " + strings.Join(v.Reasons, "; ")
+}
+
+// Interrupt marks the verdict interrupted, why heading the reasons.
+func (v *Verdict) Interrupt(why string) {
+	v.Verdict = Interrupted
+	v.Reasons = append([]string{why}, v.Reasons...)
 }
 
 // Judge checks every invariant the inputs allow.

@@ -229,6 +229,11 @@ func Run(ctx context.Context, specs []Spec, opt Options) ([]Result, error) {
 			} else {
 				results[i] = r.flow(s, zero)
 			}
+			if !results[i].OK() && ctx.Err() != nil {
+				// Cut short by the cancellation (its deadline reads
+				// as a timeout): say so, not "timed out".
+				results[i].Status = "failed: cancelled"
+			}
 			n := int(r.done.Add(1))
 			if opt.Progress != nil {
 				opt.Progress(n, r.total)

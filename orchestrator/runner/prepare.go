@@ -65,9 +65,9 @@ func Prepare(path string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := topology.Load(exp.TopologyPath)
+	plan, err := exp.LoadTopology()
 	if err != nil {
-		return nil, fmt.Errorf("%s:%d: topology: %w", path, exp.Line, err)
+		return nil, err
 	}
 	avail, err := AvailableCCs()
 	if err != nil {

@@ -111,6 +111,10 @@ func Run(ctx context.Context, p *Prepared, opt Options) (*Result, error) {
 			dir = filepath.Join(res.Dir, v.CC)
 		}
 		s, err := runVariant(ctx, p, v, dir, opt, laws, switches)
+		if err != nil && ctx.Err() != nil {
+			// The signal, not the context's "canceled": run.json says it too.
+			return res, fmt.Errorf("run %s (%s): %w; torn down, %s is marked interrupted", opt.ID, v.CC, context.Cause(ctx), dir)
+		}
 		if err != nil {
 			return res, fmt.Errorf("run %s (%s): %w", opt.ID, v.CC, err)
 		}
@@ -270,7 +274,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	log := opt.Log
 	rj := RunJSON{ID: string(opt.ID), Variant: v.CC, Started: time.Now().UTC().Format(time.RFC3339Nano),
 		Seed: p.Exp.Seed, Experiment: ExperimentJSON{Experiment: p.Exp, Source: string(p.Source), SHA256: sourceSHA256(string(p.Source))},
-		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: kernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
+		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: ThisKernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
 	rj.Skipped = p.Skipped
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
@@ -293,6 +297,16 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sum, fmt.Errorf("run directory: %w", err)
 	}
+	// Interrupted before the end, the directory still says what happened:
+	// run.json with the marker and whatever was recorded by then.
+	wrote := false
+	defer func() {
+		if err != nil && !wrote && rj.markInterrupted(ctx) {
+			rj.Finished = time.Now().UTC().Format(time.RFC3339Nano)
+			rj.Errors = append(rj.Errors, err.Error())
+			err = errors.Join(err, writeJSON(filepath.Join(dir, rundir.RunJSON), rj))
+		}
+	}()
 	fmt.Fprintf(log, "[%s] building %s (%d nodes, %d links)\n", v.CC, p.Plan.Name, len(p.Plan.Nodes), len(p.Plan.Links))
 	net, err := netbuild.Up(ctx, opt.ID, p.Plan, rj.Hosts)
 	if err != nil {
@@ -492,6 +506,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		Calibration: rj.Calibration, Base: laws.base,
 		CPUQueue: rj.CPUQueue, Path: longestPath(p.Plan, rj.Calibration),
 	}, fidelity.DefaultLimits())
+	rj.markInterrupted(ctx)
 	fmt.Fprintf(log, "[%s] fidelity: %s\n", v.CC, rj.Fidelity)
 	if capt != nil {
 		stats, cerr := capt.Stop()
@@ -531,6 +546,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if err := writeJSON(filepath.Join(dir, rundir.RunJSON), rj); err != nil {
 		return sum, err
 	}
+	wrote = true
 	fmt.Fprintf(log, "[%s] %d flows: %d ok, %d failed; wrote %s\n", v.CC, sum.Flows, sum.OK, sum.Failed, dir)
 	return sum, runErr
 }
@@ -621,12 +637,13 @@ func progress(w io.Writer, cc string, total int, planned time.Duration, done *at
 }
 
 // removeStaleDir refuses to overwrite a finished run, and removes what an
-// interrupted run of the same id left (a directory without run.json).
+// interrupted run of the same id left (a directory without run.json, or
+// one whose run.json is marked interrupted).
 func removeStaleDir(dir string) error {
 	if _, err := os.Stat(dir); err != nil {
 		return nil
 	}
-	if vs, _ := rundir.Variants(dir); rundir.IsRun(dir) || len(vs) > 0 {
+	if holdsFinishedRun(dir) {
 		return fmt.Errorf("run directory %s holds a finished run: pick another --run id or --out", dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -65,6 +65,8 @@ type RunJSON struct {
 	// Skipped are the experiment's compared names its run left out
 	// (skip_missing: known, but not available in this kernel), and why.
 	Skipped []Skip `json:"skipped,omitempty"`
+	// Interrupted: a signal ended the run before its workload did.
+	Interrupted *rundir.Interrupted `json:"interrupted,omitempty"`
 }
 
 // ExperimentJSON is the parsed experiment with its source text.
@@ -82,7 +84,8 @@ func sourceSHA256(src string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func kernel() rundir.Kernel {
+// ThisKernel is the kernel this runs on, as run.json records it.
+func ThisKernel() rundir.Kernel {
 	rd := func(p string) string {
 		b, _ := os.ReadFile(p)
 		return strings.TrimSpace(string(b))

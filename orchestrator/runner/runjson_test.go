@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/fidelity"
 	"cclab/rundir"
@@ -27,7 +28,9 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 		CC:     map[string]rundir.CC{"hpcc": {Flows: 2, Params: map[string]any{"eta": 0.95}, Build: rundir.BuildEBPF}},
 		Kernel: rundir.Kernel{Release: "6.12", Version: "#1"}, CaptureDrops: 5,
 		Flows: rundir.FlowCounts{Total: 2, OK: 1, Failed: 1}, Errors: []string{"oops"},
-		Fidelity: fidelity.Verdict{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
+		Fidelity:    fidelity.Verdict{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
+		Interrupted: &rundir.Interrupted{Signal: "SIGHUP", At: "2026-11-26T00:00:08Z", Cause: "interrupted by SIGHUP"},
+		Calibration: &calibrate.Result{Classes: []calibrate.Class{{Switches: 3, FloorNs: 8_450_000}}},
 	}
 	dir := t.TempDir()
 	if err := writeJSON(filepath.Join(dir, rundir.RunJSON), rj); err != nil {
@@ -39,7 +42,9 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 	}
 	want := rundir.Info{ID: rj.ID, Topology: plan, CC: rj.CC, Variant: rj.Variant, Started: rj.Started, Finished: rj.Finished,
 		ClockOffsetNs: 17, ZeroNs: 42, Seed: 3, Framing: &rj.Framing, Kernel: rj.Kernel, CaptureDrops: 5,
-		Flows: rj.Flows, Errors: rj.Errors, Fidelity: &rundir.Fidelity{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}}}
+		Flows: rj.Flows, Errors: rj.Errors, Fidelity: &rundir.Fidelity{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
+		Interrupted: rj.Interrupted,
+		Calibration: &rundir.Calibration{Classes: []rundir.CalibratedClass{{Switches: 3, FloorNs: 8_450_000}}}}
 	want.Experiment.Name, want.Experiment.Topology = "x", "../topologies/line-3.yaml"
 	// The fixture must set every field of Info, so that a field added to
 	// Info without a matching one in RunJSON fails here.

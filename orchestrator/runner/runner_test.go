@@ -14,12 +14,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"cclab/internal/cgroup2"
-	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
 	"cclab/rundir"
@@ -47,17 +44,8 @@ func writeExperiment(t *testing.T, topo, body string) string {
 // noLeftovers asserts that nothing of run id remains.
 func noLeftovers(t *testing.T, id runid.ID) {
 	t.Helper()
-	if ns, _ := cleanup.Namespaces(id); len(ns) > 0 {
-		t.Errorf("namespaces of run %s remain: %v", id, ns)
-	}
-	dirs := []string{id.StateDir(), id.BPFDir()}
-	if root, err := cgroup2.Mount(); err == nil {
-		dirs = append(dirs, filepath.Join(root, "cclab-"+string(id)))
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("%s remains", d)
-		}
+	if left, err := cleanup.Remains(id); err != nil || len(left) > 0 {
+		t.Errorf("run %s: remains %v (%v)", id, left, err)
 	}
 }
 
@@ -371,161 +359,9 @@ func TestPrepareRefusesBeforeBuilding(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildCclab builds the command once for the package's tests.
-func buildCclab(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cclab-test-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "cclab")
-		cmd := exec.Command("go", "build", "-o", builtBin, "../../cmd/cclab")
-		cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
-	}
-	os.Exit(code)
-}
-
-// startLongRun starts `cclab run` on a long experiment and waits until its
-// flows are running.
-func startLongRun(t *testing.T, bin string, id runid.ID) (*exec.Cmd, *strings.Builder) {
-	exp := writeExperiment(t, "star-16.yaml", "workload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 60s, count: 4}\n")
-	cmd := exec.Command(bin, "run", exp, "--run", string(id), "--out", t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), "flows 0/4") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("run did not start its flows:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return cmd, &stderr
-}
-
-// netnsInodes maps the run's namespaces to their inodes.
-func netnsInodes(t *testing.T, id runid.ID) map[uint64]bool {
-	names, err := cleanup.Namespaces(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[uint64]bool{}
-	for _, n := range names {
-		var st os.FileInfo
-		if st, err = os.Stat(filepath.Join("/run/netns", n)); err == nil {
-			out[inode(st)] = true
-		}
-	}
-	return out
-}
-
-// processesIn lists processes whose network namespace is one of inodes.
-func processesIn(inodes map[uint64]bool) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if st, err := os.Stat(filepath.Join("/proc", e.Name(), "ns", "net")); err == nil && inodes[inode(st)] {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
 // incastNamespaces is what the incast star's runs make: its 18 nodes and
 // the CPU queue probe's chain of 3 (two links, as its 1-switch paths).
 const incastNamespaces = 18 + 3
-
-// kill -9 in the middle of a run leaves its namespaces; cleanup.Clean of
-// its id removes every trace.
-func TestKill9ThenClean(t *testing.T) {
-	bin := buildCclab(t)
-	id := runid.New()
-	cleanAfter(t, id)
-	cmd, stderr := startLongRun(t, bin, id)
-	inodes := netnsInodes(t, id)
-	if len(inodes) != incastNamespaces {
-		t.Fatalf("run has %d namespaces, want %d", len(inodes), incastNamespaces)
-	}
-	holds := filepath.Join(rcuexpedite.System.StateRoot, rcuexpedite.HoldersDir, string(id)+"-*")
-	if m, _ := filepath.Glob(holds); len(m) == 0 {
-		t.Errorf("the running run holds no rcu_expedited marker (%s)", holds)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	if ns, _ := cleanup.Namespaces(id); len(ns) == 0 {
-		t.Fatalf("kill -9 left nothing to clean: the test proves nothing\n%s", stderr)
-	}
-	rep, err := cleanup.Clean(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What `cclab clean` does next: the killed run's hold is dropped (the
-	// knob itself may still be held by other tests' runs).
-	if _, err := rcuexpedite.System.Settle(); err != nil {
-		t.Error(err)
-	}
-	if m, _ := filepath.Glob(holds); len(m) > 0 {
-		t.Errorf("the killed run's rcu_expedited markers remain: %v", m)
-	}
-	if len(rep.Namespaces) != incastNamespaces {
-		t.Errorf("clean removed %d namespaces", len(rep.Namespaces))
-	}
-	noLeftovers(t, id)
-	if ps := processesIn(inodes); len(ps) > 0 {
-		t.Errorf("processes remain in the run's namespaces: %v", ps)
-	}
-}
-
-// SIGINT cancels the run: cclab tears down on its own and exits.
-func TestInterruptTearsDown(t *testing.T) {
-	bin := buildCclab(t)
-	id := runid.New()
-	cleanAfter(t, id)
-	cmd, stderr := startLongRun(t, bin, id)
-	begin := time.Now()
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	if took := time.Since(begin); took > 10*time.Second {
-		t.Fatalf("interrupted run took %v to exit", took)
-	}
-	if err == nil {
-		t.Fatalf("interrupted run exited 0:\n%s", stderr)
-	}
-	noLeftovers(t, id)
-}
 
 // Every shipped experiment parses, finds its topology and generates flows.
 func TestShippedExperimentsPrepare(t *testing.T) {
