@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
@@ -54,6 +56,11 @@ with the command: its exit status, signals and terminal are the command's.`,
 				}
 			}
 			argv := append([]string{"ip", "netns", "exec", n.Netns(node)}, args[1:]...)
+			// The command lives as long as it would in the shell: no
+			// parent-death signal of cclab's (main's DieWithParent) on
+			// the thread that becomes it.
+			runtime.LockOSThread()
+			unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0)
 			return syscall.Exec(ipPath, argv, os.Environ())
 		},
 	}

@@ -56,50 +56,48 @@ const MinChangeGap = 10 * time.Millisecond
 // MaxScheduledChanges bounds how many changes a schedule expands to.
 const MaxScheduledChanges = 100000
 
-func (ev *LinkEvent) validate(what string) []error {
-	var errs []error
+func (ev *LinkEvent) validate(p *problems, what string) {
 	if ev.Link == "" {
-		errs = append(errs, errAt(ev.Line, "%s: no link (a:b, a>b or a tier name)", what))
+		p.add(ev.Line, "%s: no link (a:b, a>b or a tier name)", what)
 	}
 	if ev.At < 0 {
-		errs = append(errs, errAt(ev.Line, "%s: at %v is negative", what, ev.At))
+		p.add(ev.Line, "%s: at %v is negative", what, ev.At)
 	}
 	switch strings.ToLower(ev.State) {
 	case "", "up", "down":
 	default:
-		errs = append(errs, errAt(ev.Line, "%s: state %q: use up or down", what, ev.State))
+		p.add(ev.Line, "%s: state %q: use up or down", what, ev.State)
 	}
 	if ev.Rate == 0 && ev.Delay == nil && ev.Buffer == 0 && ev.State == "" {
-		errs = append(errs, errAt(ev.Line, "%s: nothing to change (rate, delay, buffer or state)", what))
+		p.add(ev.Line, "%s: nothing to change (rate, delay, buffer or state)", what)
 	}
-	return errs
 }
 
 // validateEvents checks events and the schedule on their own (the
 // targets against the topology are checked when the run is prepared).
-func (e *Experiment) validateEvents() []error {
-	var errs []error
+func (e *Experiment) validateEvents(p *problems) {
 	for i := range e.Events {
-		errs = append(errs, e.Events[i].validate(fmt.Sprintf("events[%d]", i))...)
+		e.Events[i].validate(p, fmt.Sprintf("events[%d]", i))
 	}
 	s := e.Schedule
 	if s == nil {
-		return errs
+		return
 	}
 	if len(s.Steps) == 0 {
-		errs = append(errs, errAt(s.Line, "schedule: no steps"))
+		p.add(s.Line, "schedule: no steps")
 	}
 	if s.Period <= 0 {
-		return append(errs, errAt(s.Line, "schedule: period must be positive"))
+		p.add(s.Line, "schedule: period must be positive")
+		return
 	}
 	if s.Stop <= s.Start {
-		errs = append(errs, errAt(s.Line, "schedule: stop %v is not after start %v", s.Stop, s.Start))
+		p.add(s.Line, "schedule: stop %v is not after start %v", s.Stop, s.Start)
 	}
 	for i := range s.Steps {
 		st := &s.Steps[i]
-		errs = append(errs, st.validate(fmt.Sprintf("schedule step %d", i))...)
+		st.validate(p, fmt.Sprintf("schedule step %d", i))
 		if st.At >= s.Period {
-			errs = append(errs, errAt(st.Line, "schedule step %d: at %v is not within the period %v", i, st.At, s.Period))
+			p.add(st.Line, "schedule step %d: at %v is not within the period %v", i, st.At, s.Period)
 		}
 	}
 	// Each change must be in force before the next is due: every gap
@@ -117,17 +115,16 @@ func (e *Experiment) validateEvents() []error {
 			next += ats[0]
 		}
 		if gap := next - ats[i]; gap < MinChangeGap && len(ats) > 1 || len(ats) == 1 && s.Period.D() < MinChangeGap {
-			errs = append(errs, errAt(s.Line, "schedule: period %v: steps %v apart; a change needs %v to be in force everywhere before the next (docs/experiments.md)",
-				s.Period, max(gap, 0), MinChangeGap))
+			p.add(s.Line, "schedule: period %v: steps %v apart; a change needs %v to be in force everywhere before the next (docs/experiments.md)",
+				s.Period, max(gap, 0), MinChangeGap)
 			break
 		}
 	}
 	if s.Stop > s.Start && s.Period > 0 {
 		if n := int64(s.Stop-s.Start) / int64(s.Period) * int64(len(s.Steps)); n > MaxScheduledChanges {
-			errs = append(errs, errAt(s.Line, "schedule: %d changes, at most %d", n, MaxScheduledChanges))
+			p.add(s.Line, "schedule: %d changes, at most %d", n, MaxScheduledChanges)
 		}
 	}
-	return errs
 }
 
 // LinkChanges are the events and the schedule's steps as one list, in

@@ -285,11 +285,9 @@ func (e *Experiment) validate(p *problems) {
 		p.add(e.Line, "empty workload: list at least one entry")
 	}
 	if e.Watch != 0 && (e.Watch < units.Duration(10*time.Millisecond) || e.Watch > units.Duration(time.Minute)) {
-		return errAt(e.Line, "watch %v: record every 10ms to 1m (a sample of 16 hosts costs about 18 ms of CPU: docs/performance.md)", e.Watch)
+		p.add(e.Line, "watch %v: record every 10ms to 1m (a sample of 16 hosts costs about 18 ms of CPU: docs/performance.md)", e.Watch)
 	}
-	if err := errors.Join(e.validateEvents()...); err != nil {
-		return err
-	}
+	e.validateEvents(p)
 	names := map[string]int{}
 	for i := range e.Workload {
 		en := &e.Workload[i]
