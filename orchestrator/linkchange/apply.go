@@ -52,13 +52,32 @@ type Applier struct {
 	sw     Switch // nil: no switch attached
 	line   Line   // nil: no line (no delays, or netem holds them)
 	done   []Record
+	// rates: each egress whose rate a change set, the rate now and the
+	// highest since PeakRate last read it.
+	rates map[egress][2]units.Rate
+}
+
+type egress struct{ node, iface string }
+
+// PeakRate is the highest rate the egress node/iface had since the
+// previous call for it (0: no change ever touched it): what a sampling
+// window over that time may carry.
+func (a *Applier) PeakRate(node, iface string) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.rates[egress{node, iface}]
+	if !ok {
+		return 0
+	}
+	a.rates[egress{node, iface}] = [2]units.Rate{r[0], r[0]}
+	return r[1].BitsPerSecond()
 }
 
 // New returns an Applier of net; sw and line may be nil.
 func New(net *netbuild.Network, sw Switch, line Line) *Applier {
 	p := *net.Plan
 	p.Links = append([]topology.Link(nil), net.Plan.Links...)
-	a := &Applier{plan: &p, engine: net.DelayEngine, ch: net.Changer()}
+	a := &Applier{plan: &p, engine: net.DelayEngine, ch: net.Changer(), rates: map[egress][2]units.Rate{}}
 	// Typed nils would pass a nil check and fail at the call.
 	if sw != nil && !isNil(sw) {
 		a.sw = sw
@@ -256,6 +275,16 @@ func (a *Applier) Apply(ctx context.Context, r Request) (Record, error) {
 	if !t.oneWay {
 		for _, i := range t.links {
 			applyTo(&a.plan.Links[i], c)
+		}
+	}
+	if c.rate != nil {
+		for _, e := range t.ends {
+			k := egress{e.from.Node, e.from.Iface}
+			old, ok := a.rates[k]
+			if !ok {
+				old = [2]units.Rate{0, 0}
+			}
+			a.rates[k] = [2]units.Rate{*c.rate, max(old[1], *c.rate)}
 		}
 	}
 	now := time.Now()

@@ -431,8 +431,10 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if p.Exp.Watch > 0 {
 		exts = append(exts, &watchRecorder{every: p.Exp.Watch.D(), tel: tel})
 	}
+	var events *linkEvents
 	if ch := p.Exp.LinkChanges(); len(ch) > 0 {
-		exts = append(exts, &linkEvents{changes: ch, tel: tel, line: dl})
+		events = &linkEvents{changes: ch, tel: tel, line: dl}
+		exts = append(exts, events)
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})
@@ -469,8 +471,12 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	if cpuProbe != nil {
 		cpuProbe.Start()
 	}
-	sampler := health.StartSampler(linkEnds(p.Plan, net), health.SamplerOptions{
-		Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()})
+	sopt := health.SamplerOptions{Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()}
+	if events != nil {
+		// A link the events changed carries what its rate then allows.
+		sopt.RateInForce = events.app.PeakRate
+	}
+	sampler := health.StartSampler(linkEnds(p.Plan, net), sopt)
 
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {
