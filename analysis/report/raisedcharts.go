@@ -9,9 +9,14 @@ import (
 	"cclab/analysis/plot"
 )
 
-// rateBin is the width the raised links' transmit rate is averaged over:
-// a queue sample (100 us) holds a few packets, a rate of it is noise.
-const rateBin = time.Millisecond
+// rateBin is the width the raised links' transmit rate is averaged over.
+// The switch counts a port's transmitted bytes where the next switch
+// receives them, in the batches the kernel's softirq hands packets over
+// in: per 100 us queue sample, and even per millisecond, a 400 Mbit/s
+// port's rate swings between 0 and 2 Gbit/s (experiments/reproduce/
+// powertcp-rdcn.yaml, 2026-11-28); about a base RTT of the suite's
+// fabrics evens that out.
+const rateBin = 5 * time.Millisecond
 
 // raisedCharts draws what the links the run's events raised (a circuit's
 // days, LinkWindows) transmitted, over the run and around the first day,
