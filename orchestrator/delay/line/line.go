@@ -200,6 +200,8 @@ func (l *Line) SetTolerance(d time.Duration) {
 
 // Stats reports on the line so far (exact once stopped).
 func (l *Line) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.final != nil {
 		return *l.final
 	}
