@@ -154,3 +154,63 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
+
+// traffic crosses the probe star while delays change: a paced TCP flow and
+// probes into h3, watched from where they enter s0.
+type traffic struct {
+	w    *probeWatch
+	s    *stream
+	load *paced
+	tcp  func() (retr, ofo uint64)
+}
+
+// startTraffic starts probes from probeSrc to h3, gap apart, on UDP port
+// port, and a TCP flow from tcpSrc to tcpDst paced at rate (bytes/s) on
+// TCP port port.
+func startTraffic(t *testing.T, n *netbuild.Network, probeSrc, tcpSrc, tcpDst string, port uint16, gap time.Duration, rate float64) *traffic {
+	t.Helper()
+	tcp, err := netOf(n, []string{tcpDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchProbes(n, probeSrc, "h3", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, err := startPaced(host(n, tcpSrc), host(n, tcpDst), port, rate)
+	if err != nil {
+		w.stop()
+		t.Fatal(err)
+	}
+	s, err := startStream(host(n, probeSrc), host(n, "h3"), port, gap)
+	if err != nil {
+		load.stop()
+		w.stop()
+		t.Fatal(err)
+	}
+	return &traffic{w: w, s: s, load: load, tcp: tcp}
+}
+
+// stop ends the probes, waits linger for the line to empty, ends the flow
+// and returns the probes' crossings. A probe or TCP segment out of order
+// fails the test at once (never excused); lost probes are an error.
+func (tr *traffic) stop(t *testing.T, linger time.Duration) ([]crossing, error) {
+	t.Helper()
+	sent, serr := tr.s.stop()
+	time.Sleep(linger)
+	tr.load.stop()
+	cs, arrived, rerr := tr.w.stop()
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, ofo := tr.tcp(); ofo > 0 {
+		t.Fatalf("the TCP flow's receiver queued %d segments out of order", ofo)
+	}
+	if serr != nil {
+		return cs, serr
+	}
+	if arrived != sent {
+		return cs, fmt.Errorf("%d probes sent, %d arrived", sent, arrived)
+	}
+	return cs, nil
+}

@@ -108,7 +108,11 @@ func servedPort(sp, np PortPlan) (PortPlan, error) {
 		pp.Sources[a] = zero
 	}
 	if len(pp.Classes) > line.MaxClasses {
-		return PortPlan{}, fmt.Errorf("delay: port %s needs %d classes with one of delay 0 for the paths that lost theirs, at most %d", sp.Name(), len(pp.Classes), line.MaxClasses)
+		why := ""
+		if len(np.Classes) <= line.MaxClasses {
+			why = ", counting the class of delay 0 for its paths that lost theirs"
+		}
+		return PortPlan{}, fmt.Errorf("delay: port %s: %d classes, at most %d%s", sp.Name(), len(pp.Classes), line.MaxClasses, why)
 	}
 	return pp, nil
 }

@@ -35,19 +35,7 @@ func replaceLatency(t *testing.T, changes int) error {
 	)
 	n, srv := up(t, da)
 	pa, pb := placeStar(t, da), placeStar(t, db)
-	h0, h1, h2, h3 := host(n, "h0"), host(n, "h1"), host(n, "h2"), host(n, "h3")
-	w, err := watchProbes(n, "h2", "h3", 9301)
-	if err != nil {
-		t.Fatal(err)
-	}
-	load, err := startPaced(h1, h0, 5321, 300e6/8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := startStream(h2, h3, 9301, 250*time.Microsecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := startTraffic(t, n, "h2", "h1", "h0", 9301, 250*time.Microsecond, 300e6/8)
 	time.Sleep(200 * time.Millisecond)
 	chs := make([]change, changes)
 	applied := make([]int64, changes)
@@ -65,20 +53,11 @@ func replaceLatency(t *testing.T, changes int) error {
 		next = next.Add(every)
 		time.Sleep(time.Until(next))
 	}
-	sent, serr := s.stop()
-	time.Sleep(20 * time.Millisecond)
-	load.stop()
-	cs, arrived, rerr := w.stop()
+	cs, err := tr.stop(t, 20*time.Millisecond)
 	st := srv.Stop()
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
 	checkLineAfter(t, st, uint64(changes))
-	if serr != nil {
-		return serr
-	}
-	if arrived != sent {
-		return fmt.Errorf("%d probes sent, %d arrived", sent, arrived)
+	if err != nil {
+		return err
 	}
 	var took, inForce, upProbe, downProbe []time.Duration
 	for i, ch := range chs {

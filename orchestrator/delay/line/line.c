@@ -39,14 +39,6 @@
 #define MARGIN_MAX_NS	300000ull
 #define MARGIN_STEP_NS	500ull
 
-uint64_t now_real(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (uint64_t)t.tv_sec * NSEC + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec t;
@@ -135,14 +127,14 @@ static void fifo_pop(struct fifo *f, struct rec *r)
 
 /* rec_tag and rec_stats: a record counts for the class that took it, or
  * for the port's earlier classes once an update replaced them. */
-static uint32_t rec_tag(const struct dl_line *l, int cls)
+static uint32_t rec_tag(const struct port *p, int cls)
 {
-	return (l->gen & 0xffffff) << 8 | (uint32_t)cls;
+	return (p->gen & 0xffffff) << 8 | (uint32_t)cls;
 }
 
 static struct dl_class_stats *rec_stats(struct dl_line *l, uint32_t pi, const struct rec *r)
 {
-	if (r->tag >> 8 == (l->gen & 0xffffff))
+	if (r->tag >> 8 == (l->ports[pi].gen & 0xffffff))
 		return &l->st.cls[pi][r->tag & 0xff];
 	return &l->st.earlier[pi];
 }
@@ -298,7 +290,7 @@ static void read_port(struct dl_line *l, struct port *p)
 		if (now - stamp > l->st.max_lag_ns)
 			ST_SET(l->st.max_lag_ns, now - stamp);
 		r->len = (uint32_t)n;
-		r->tag = rec_tag(l, cls);
+		r->tag = rec_tag(p, cls);
 		r->due = due;
 		fifo_commit(f, r);
 		s->last_due = due;
@@ -395,7 +387,7 @@ static void *loop(void *arg)
 	while (!stopping(l)) {
 		uint64_t next, now, spin, tol;
 
-		apply_pending(l);
+		dl_apply_pending(l);
 		read_ready(l, 0, NULL);
 		next = release(l);
 		now = now_real();
@@ -490,11 +482,11 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 		ret = fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
 		goto out;
 	}
-	ret = build_ports(cfg->ports, cfg->nports, NULL, &l->ports, err, errlen);
+	ret = dl_build_ports(cfg->ports, cfg->nports, NULL, NULL, &l->ports, err, errlen);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < cfg->nports; i++)
-		publish_classes(l, i, &l->ports[i]);
+		dl_publish_classes(l, i, &l->ports[i]);
 	l->st.nports = cfg->nports;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	l->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -542,7 +534,7 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 	return 0;
 out:
 	close_fds(l);
-	free_ports(l->ports, l->nports, 1);
+	dl_free_ports(l->ports, l->nports, 1);
 	pthread_mutex_destroy(&l->ctl);
 	free(l->scratch);
 	free(l);
@@ -569,7 +561,7 @@ void dl_stop(struct dl_line *l)
 		}
 		pthread_join(l->thread, NULL);
 	}
-	free_ports(l->ports, l->nports, 1);
+	dl_free_ports(l->ports, l->nports, 1);
 	l->ports = NULL;
 	close_fds(l);
 	pthread_mutex_unlock(&l->ctl);

@@ -60,20 +60,20 @@ func (cp *cPorts) free() {
 	C.free(unsafe.Pointer(cp.ports))
 }
 
-// set checks port i's classes and sources (name is for errors) and writes
-// them into the C configuration.
-func (cp *cPorts) set(i int, name string, classes []Class, sources map[netip.Addr]int) error {
+// set checks port i's classes and sources and writes them into the C
+// configuration; errors begin with what (the call) and the port's name.
+func (cp *cPorts) set(i int, what, name string, classes []Class, sources map[netip.Addr]int) error {
 	if len(classes) == 0 || len(classes) > MaxClasses {
-		return fmt.Errorf("delay line port %s: %d classes, want 1 to %d", name, len(classes), MaxClasses)
+		return fmt.Errorf("%s: port %s: %d classes, want 1 to %d", what, name, len(classes), MaxClasses)
 	}
 	c := &cp.ports[i]
 	c.nclasses = C.uint32_t(len(classes))
 	for k, cl := range classes {
 		if cl.Delay < 0 {
-			return fmt.Errorf("delay line port %s: class %d has a negative delay", name, k)
+			return fmt.Errorf("%s: port %s: class %d has a negative delay", what, name, k)
 		}
 		if cl.Buffer < MinBuffer {
-			return fmt.Errorf("delay line port %s: class %d buffer %d B is below %d B (two 64 KB packets)", name, k, cl.Buffer, MinBuffer)
+			return fmt.Errorf("%s: port %s: class %d buffer %d B is below %d B (two 64 KB packets)", what, name, k, cl.Buffer, MinBuffer)
 		}
 		c.delay_ns[k] = C.uint64_t(cl.Delay.Nanoseconds())
 		c.buf_bytes[k] = C.uint64_t(cl.Buffer)
@@ -83,17 +83,17 @@ func (cp *cPorts) set(i int, name string, classes []Class, sources map[netip.Add
 	}
 	buf := C.calloc(C.size_t(len(sources)), C.sizeof_struct_dl_src)
 	if buf == nil {
-		return errors.New("delay line: out of memory")
+		return fmt.Errorf("%s: out of memory", what)
 	}
 	cp.srcs = append(cp.srcs, buf)
 	srcs := unsafe.Slice((*C.struct_dl_src)(buf), len(sources))
 	j := 0
 	for a, k := range sources {
 		if !a.Is4() {
-			return fmt.Errorf("delay line port %s: source %s is not IPv4", name, a)
+			return fmt.Errorf("%s: port %s: source %s is not IPv4", what, name, a)
 		}
 		if k < 0 || k >= len(classes) {
-			return fmt.Errorf("delay line port %s: source %s names class %d of %d", name, a, k, len(classes))
+			return fmt.Errorf("%s: port %s: source %s names class %d of %d", what, name, a, k, len(classes))
 		}
 		b := a.As4()
 		// Network byte order, as the frame holds it.
@@ -120,7 +120,7 @@ func Start(cfg Config) (*Line, error) {
 	names := make([]string, len(cfg.Ports))
 	for i, p := range cfg.Ports {
 		names[i] = p.Name
-		if err := cp.set(i, p.Name, p.Classes, p.Sources); err != nil {
+		if err := cp.set(i, "delay line", p.Name, p.Classes, p.Sources); err != nil {
 			return nil, err
 		}
 		cp.ports[i].rx_fd, cp.ports[i].tx_fd = C.int(p.RxFD), C.int(p.TxFD)
@@ -166,10 +166,10 @@ func (l *Line) Update(ports []PortUpdate) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.c == nil {
-		return errors.New("delay line: update: the line has stopped")
+		return errors.New("delay line update: the line has stopped")
 	}
 	if len(ports) != len(l.names) {
-		return fmt.Errorf("delay line: update of %d ports, the line has %d", len(ports), len(l.names))
+		return fmt.Errorf("delay line update: %d ports, the line has %d", len(ports), len(l.names))
 	}
 	cp, err := newCPorts(len(ports))
 	if err != nil {
@@ -177,8 +177,8 @@ func (l *Line) Update(ports []PortUpdate) error {
 	}
 	defer cp.free()
 	for i, p := range ports {
-		if err := cp.set(i, l.names[i], p.Classes, p.Sources); err != nil {
-			return fmt.Errorf("update: %w", err)
+		if err := cp.set(i, "delay line update", l.names[i], p.Classes, p.Sources); err != nil {
+			return err
 		}
 	}
 	var errbuf [256]C.char

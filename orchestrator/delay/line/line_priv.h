@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <linux/virtio_net.h>
 
 #include "line.h"
@@ -33,7 +34,7 @@
 
 struct rec {
 	uint32_t len;		/* vnet header + frame; WRAP_MARK: skip to 0 */
-	uint32_t tag;		/* generation << 8 | class: whose stats */
+	uint32_t tag;		/* port generation << 8 | class: whose stats */
 	uint64_t due;
 };
 
@@ -61,6 +62,8 @@ struct src_state {
 
 struct port {
 	int rx_fd, tx_fd;
+	uint32_t gen;		/* changes of its classes; low 24 bits tag
+				 * its records */
 	uint32_t nclasses;
 	struct fifo *fifo[DL_MAX_CLASSES];
 	uint32_t ncarry;
@@ -75,6 +78,7 @@ struct port {
 /* An update handed to the thread. */
 struct update {
 	struct port *ports;	/* the new generation; the old after the swap */
+	uint8_t *keep;		/* per port: unchanged, its tables stay */
 	struct fifo **retired;	/* old FIFOs that were empty: to free */
 	uint32_t nretired;
 	int done;		/* set (release) by the thread once applied */
@@ -94,7 +98,6 @@ struct dl_line {
 	uint64_t start_ns;
 	uint8_t *scratch;	/* frames of no class, sent at once */
 	struct update *pending;	/* atomic: handed over, not yet taken */
-	uint32_t gen;		/* updates applied; its low 24 bits tag records */
 	pthread_mutex_t ctl;	/* serialises dl_update and dl_stop */
 	struct dl_stats st;
 };
@@ -108,6 +111,15 @@ static inline int fail(char *err, int errlen, int e, const char *fmt, const char
 {
 	snprintf(err, (size_t)errlen, fmt, what);
 	return -e;
+}
+
+/* Time is CLOCK_REALTIME, the clock of the kernel's packet stamps. */
+static inline uint64_t now_real(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * NSEC + (uint64_t)t.tv_nsec;
 }
 
 static inline uint32_t hash32(uint32_t x)
@@ -146,20 +158,20 @@ static inline struct fifo *port_fifo(const struct port *p, uint32_t k)
 }
 
 /*
- * build_ports checks n port configurations and allocates a generation:
+ * dl_build_ports checks n port configurations and allocates a generation:
  * FIFOs, source tables, and room for carry_room[i] carries at port i
- * (carry_room NULL: none). On error nothing stays allocated.
+ * (carry_room NULL: none); a port with keep[i] set is left empty (keep
+ * NULL: none). On error nothing stays allocated.
  */
-int build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry_room,
-		struct port **out, char *err, int errlen);
-void free_fifo(struct fifo *f);
-/* free_ports frees a generation's tables, and its FIFOs (carries
+int dl_build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry_room,
+		   const uint8_t *keep, struct port **out, char *err, int errlen);
+void dl_free_fifo(struct fifo *f);
+/* dl_free_ports frees a generation's tables, and its FIFOs (carries
  * included) when with_fifos. */
-void free_ports(struct port *ports, uint32_t n, int with_fifos);
-uint64_t now_real(void);
-/* apply_pending swaps in an update handed to the thread, if any. */
-void apply_pending(struct dl_line *l);
-void publish_classes(struct dl_line *l, uint32_t pi, const struct port *p);
+void dl_free_ports(struct port *ports, uint32_t n, int with_fifos);
+/* dl_apply_pending swaps in an update handed to the thread, if any. */
+void dl_apply_pending(struct dl_line *l);
+void dl_publish_classes(struct dl_line *l, uint32_t pi, const struct port *p);
 
 static inline int update_pending(struct dl_line *l)
 {

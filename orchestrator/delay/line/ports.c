@@ -10,7 +10,7 @@
 
 #include "line_priv.h"
 
-void free_fifo(struct fifo *f)
+void dl_free_fifo(struct fifo *f)
 {
 	if (!f)
 		return;
@@ -71,8 +71,8 @@ static int build_port(struct port *p, const struct dl_port_cfg *c, uint32_t carr
 	return 0;
 }
 
-int build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry_room,
-		struct port **out, char *err, int errlen)
+int dl_build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry_room,
+		   const uint8_t *keep, struct port **out, char *err, int errlen)
 {
 	struct port *ports = calloc(n, sizeof(*ports));
 	int ret;
@@ -80,9 +80,11 @@ int build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry
 	if (!ports)
 		return fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
 	for (uint32_t i = 0; i < n; i++) {
+		if (keep && keep[i])
+			continue;
 		ret = build_port(&ports[i], &cfg[i], carry_room ? carry_room[i] : 0, err, errlen);
 		if (ret) {
-			free_ports(ports, n, 1);
+			dl_free_ports(ports, n, 1);
 			return ret;
 		}
 	}
@@ -90,7 +92,7 @@ int build_ports(const struct dl_port_cfg *cfg, uint32_t n, const uint32_t *carry
 	return 0;
 }
 
-void free_ports(struct port *ports, uint32_t n, int with_fifos)
+void dl_free_ports(struct port *ports, uint32_t n, int with_fifos)
 {
 	if (!ports)
 		return;
@@ -99,7 +101,7 @@ void free_ports(struct port *ports, uint32_t n, int with_fifos)
 
 		if (with_fifos) {
 			for (uint32_t k = 0; k < port_fifos(p); k++)
-				free_fifo(port_fifo(p, k));
+				dl_free_fifo(port_fifo(p, k));
 		}
 		free(p->carry);
 		free(p->hash_addr);

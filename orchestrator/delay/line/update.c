@@ -4,12 +4,13 @@
  *
  * The caller checks and allocates the next generation (ports.c), hands it
  * over through l->pending and wakes the thread with l->updfd; the thread
- * swaps it in between two packets (apply_pending: no lock, nothing
+ * swaps it in between two packets (dl_apply_pending: no lock, nothing
  * allocated or freed there) and acknowledges through l->ackfd; the caller
  * then frees what the old generation no longer needs.
  *
- * At the swap every old FIFO that still holds packets becomes a carry of
- * its port: its packets keep their due times, so a longer delay applies to
+ * A port the update leaves as it is (same classes, same sources) keeps its
+ * FIFOs, table and counts. Of the others, at the swap every old FIFO that
+ * still holds packets becomes a carry of its port: its packets keep their due times, so a longer delay applies to
  * packets read after the swap. Each source keeps the due of its last
  * packet and the FIFO holding it: a packet whose new due would not be
  * later than everything that FIFO took follows it into that FIFO instead,
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,9 +62,9 @@ static void carry_sources(const struct port *old, struct port *new)
 	}
 }
 
-/* publish_classes makes port pi's statistics those of its classes p:
+/* dl_publish_classes makes port pi's statistics those of its classes p:
  * what the classes before counted goes to earlier. */
-void publish_classes(struct dl_line *l, uint32_t pi, const struct port *p)
+void dl_publish_classes(struct dl_line *l, uint32_t pi, const struct port *p)
 {
 	struct dl_class_stats *e = &l->st.earlier[pi];
 
@@ -94,7 +96,33 @@ void publish_classes(struct dl_line *l, uint32_t pi, const struct port *p)
 	ST_SET(l->st.nclasses[pi], p->nclasses);
 }
 
-void apply_pending(struct dl_line *l)
+/* port_unchanged tells whether c configures port p as it is: the same
+ * classes (delays, buffers) and the same class for the same sources. */
+static int port_unchanged(const struct port *p, const struct dl_port_cfg *c)
+{
+	uint32_t n = 0;
+
+	if (c->nclasses != p->nclasses)
+		return 0;
+	for (uint32_t k = 0; k < c->nclasses; k++) {
+		if (p->fifo[k]->delay != c->delay_ns[k] ||
+		    p->fifo[k]->cap != (c->buf_bytes[k] & ~(uint64_t)(REC_ALIGN - 1)))
+			return 0;
+	}
+	for (uint32_t i = 0; i <= p->hash_mask; i++)
+		n += p->hash_class[i] != NO_CLASS;
+	if (n != c->nsrcs)
+		return 0;
+	for (uint32_t k = 0; k < c->nsrcs; k++) {
+		int j = src_slot(p, c->srcs[k].addr);
+
+		if (j < 0 || p->hash_class[j] != c->srcs[k].class_idx)
+			return 0;
+	}
+	return 1;
+}
+
+void dl_apply_pending(struct dl_line *l)
 {
 	struct update *u;
 	struct port *old;
@@ -107,14 +135,20 @@ void apply_pending(struct dl_line *l)
 		return;
 	old = l->ports;
 	for (uint32_t i = 0; i < l->nports; i++) {
+		if (u->keep[i]) {
+			/* Its FIFOs, table and counts go on as they are. */
+			u->ports[i] = old[i];
+			memset(&old[i], 0, sizeof(old[i]));
+			continue;
+		}
+		/* Records pushed before now count for the earlier classes. */
+		u->ports[i].gen = old[i].gen + 1;
 		carry_fifos(&old[i], &u->ports[i], u);
 		carry_sources(&old[i], &u->ports[i]);
-		publish_classes(l, i, &u->ports[i]);
+		dl_publish_classes(l, i, &u->ports[i]);
 	}
 	l->ports = u->ports;
 	u->ports = old;
-	/* Records pushed before now count for the earlier classes. */
-	l->gen++;
 	ST_ADD(l->st.updates, 1);
 	ST_SET(l->st.update_ns, now_real());
 	__atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
@@ -178,11 +212,14 @@ int dl_update(struct dl_line *l, const struct dl_port_cfg *ports, uint32_t nport
 	 * carries after this update are at most all its FIFOs now. */
 	room = calloc(nports, sizeof(*room));
 	u = calloc(1, sizeof(*u));
-	if (!room || !u) {
+	if (u)
+		u->keep = calloc(nports, sizeof(*u->keep));
+	if (!room || !u || !u->keep) {
 		ret = fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
 		goto out;
 	}
 	for (uint32_t i = 0; i < nports; i++) {
+		u->keep[i] = (uint8_t)port_unchanged(&l->ports[i], &ports[i]);
 		room[i] = port_fifos(&l->ports[i]);
 		total += room[i];
 	}
@@ -191,10 +228,12 @@ int dl_update(struct dl_line *l, const struct dl_port_cfg *ports, uint32_t nport
 		ret = fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
 		goto out;
 	}
-	ret = build_ports(ports, nports, room, &u->ports, err, errlen);
+	ret = dl_build_ports(ports, nports, room, u->keep, &u->ports, err, errlen);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < nports; i++) {
+		if (u->keep[i])
+			continue;
 		u->ports[i].rx_fd = l->ports[i].rx_fd;
 		u->ports[i].tx_fd = l->ports[i].tx_fd;
 	}
@@ -205,21 +244,23 @@ int dl_update(struct dl_line *l, const struct dl_port_cfg *ports, uint32_t nport
 	ret = wait_done(l, u, timeout_ms);
 	if (ret && __atomic_exchange_n(&l->pending, NULL, __ATOMIC_ACQ_REL) == u) {
 		/* The thread never took it: nothing changed. */
-		free_ports(u->ports, nports, 1);
+		dl_free_ports(u->ports, nports, 1);
 		ret = fail(err, errlen, ETIMEDOUT, "%s: its thread did not take the update in time", "delay line");
 		goto out;
 	}
 	if (ret)
 		wait_done(l, u, -1);	/* taken just now: being applied */
 	/* u->ports is the old generation: its FIFOs are carries now or
-	 * retired. */
+	 * retired, and its kept ports were moved out. */
 	for (uint32_t k = 0; k < u->nretired; k++)
-		free_fifo(u->retired[k]);
-	free_ports(u->ports, nports, 0);
+		dl_free_fifo(u->retired[k]);
+	dl_free_ports(u->ports, nports, 0);
 	ret = 0;
 out:
-	if (u)
+	if (u) {
 		free(u->retired);
+		free(u->keep);
+	}
 	free(u);
 	free(room);
 	pthread_mutex_unlock(&l->ctl);
