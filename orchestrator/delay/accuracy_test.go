@@ -64,6 +64,12 @@ func TestLineAccuracy(t *testing.T) {
 	}
 }
 
+// lineBars are the bars of a one-way delay d's error: its median within
+// +-b50, its p99 at most b99.
+func lineBars(d time.Duration) (b50, b99 time.Duration) {
+	return d/20 + 10*time.Microsecond, d*15/100 + 100*time.Microsecond
+}
+
 type accuracy struct {
 	median, p99 time.Duration // error of the probes' delay
 	goodput     float64       // unpaced flow, bit/s
@@ -154,54 +160,38 @@ func measureAccuracy(t *testing.T, d time.Duration, base float64) (accuracy, err
 
 	// Where probes enter s0, and where they reach h3.
 	const port = 9999
-	in, err := startTap(n.Netns("s0"), "h2", port)
+	w, err := watchProbes(n, "h2", "h3", port)
 	if err != nil {
-		return r, err
-	}
-	out, err := startTap(n.Netns("h3"), "eth0", port)
-	if err != nil {
-		in.stop()
 		return r, err
 	}
 	load, err := startPaced(h1, h0, 5301, 0.95*1e9/8)
 	if err != nil {
-		in.stop()
-		out.stop()
+		w.stop()
 		return r, err
 	}
 	time.Sleep(300 * time.Millisecond) // the load reaches its rate
 	sent, err := sendProbes(h2, h3, port, 1500, 500*time.Microsecond)
 	time.Sleep(2*d + 50*time.Millisecond)
 	loadBytes, loadSecs := load.stop()
-	ins, outs := byseq(in.stop()), out.stop()
+	cs, arrived, rerr := w.stop()
 	hr := sampler.Stop()
 	st := srv.Stop()
-	if err != nil {
+	if err = firstErr(err, rerr); err != nil {
 		return r, err
 	}
 	loadRate := float64(loadBytes) * 8 / loadSecs
 
 	// Every probe arrives, in order, each within the bars.
-	var errs []time.Duration
-	last := -1
-	for _, p := range outs {
-		if p.seq <= last {
-			return r, fmt.Errorf("probe %d arrived after probe %d: reordered", p.seq, last)
-		}
-		last = p.seq
-		t1, ok := ins[p.seq]
-		if !ok {
-			continue
-		}
-		errs = append(errs, time.Duration(p.at-t1)-d)
+	if arrived != sent || len(cs) < sent*99/100 {
+		return r, fmt.Errorf("%d probes sent, %d arrived, %d timed at both ends", sent, arrived, len(cs))
 	}
-	if len(outs) != sent || len(errs) < sent*99/100 {
-		return r, fmt.Errorf("%d probes sent, %d arrived, %d timed at both ends", sent, len(outs), len(errs))
+	errs := make([]time.Duration, len(cs))
+	for i, c := range cs {
+		errs[i] = c.delay - d
 	}
 	slices.Sort(errs)
 	r.median, r.p99 = errs[len(errs)/2], errs[len(errs)*99/100]
-	b50 := d/20 + 10*time.Microsecond
-	b99 := d*15/100 + 100*time.Microsecond
+	b50, b99 := lineBars(d)
 	tot := st.Totals()
 	t.Logf("D %v: probe error median %v p99 %v max %v (bars %v / %v); line late p50 %v p99 %v, %.0f Mbit/s paced load, line CPU %.0f%% of a core = %.2f s per Gbit",
 		d, r.median, r.p99, errs[len(errs)-1], b50, b99, st.Late.Quantile(.5), st.Late.Quantile(.99), loadRate/1e6,
@@ -328,13 +318,17 @@ func startTap(ns, iface string, port uint16) (*tap, error) {
 		buf := make([]byte, 65536)
 		oob := make([]byte, 64)
 		for {
+			wait, stopping := 20, false
 			select {
 			case <-tp.done:
-				return
+				wait, stopping = 0, true
 			default:
 			}
 			pfd := []unix.PollFd{{Fd: int32(tp.fd), Events: unix.POLLIN}}
-			if n, _ := unix.Poll(pfd, 20); n <= 0 {
+			if n, _ := unix.Poll(pfd, wait); n <= 0 {
+				if stopping {
+					return
+				}
 				continue
 			}
 			n, oobn, _, _, err := unix.Recvmsg(tp.fd, buf, oob, unix.MSG_DONTWAIT)
@@ -351,7 +345,8 @@ func startTap(ns, iface string, port uint16) (*tap, error) {
 	return tp, nil
 }
 
-// stop returns what arrived, in arrival order.
+// stop returns what arrived, in arrival order: what the socket still
+// holds is read first (the reader may lag on a loaded machine).
 func (tp *tap) stop() []probe {
 	close(tp.done)
 	tp.wg.Wait()
@@ -395,44 +390,68 @@ func stamp(oob []byte) int64 {
 	return 0
 }
 
-// sendProbes sends n numbered UDP datagrams from src to dst, gap apart;
-// dst has a socket that takes them (else it would answer port
-// unreachable).
-func sendProbes(src, dst flows.Host, port uint16, n int, gap time.Duration) (int, error) {
-	var sink *net.UDPConn
+// A prober sends numbered UDP datagrams from src to dst's port; dst has a
+// socket that takes them (else it would answer port unreachable).
+type prober struct {
+	sink, conn *net.UDPConn
+	msg        []byte
+}
+
+func openProber(src, dst flows.Host, port uint16) (*prober, error) {
+	p := &prober{msg: make([]byte, 8)}
 	err := nsexec.Do(dst.Netns, func() error {
 		var err error
-		sink, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst.Addr, port)))
+		p.sink, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst.Addr, port)))
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("probe sink: %w", err)
+		return nil, fmt.Errorf("probe sink: %w", err)
 	}
-	defer sink.Close()
 	go func() {
 		buf := make([]byte, 64)
 		for {
-			if _, err := sink.Read(buf); err != nil {
+			if _, err := p.sink.Read(buf); err != nil {
 				return
 			}
 		}
 	}()
-	var c *net.UDPConn
 	err = nsexec.Do(src.Netns, func() error {
 		var err error
-		c, err = net.DialUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr, 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst.Addr, port)))
+		p.conn, err = net.DialUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr, 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst.Addr, port)))
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("probe socket: %w", err)
+		p.sink.Close()
+		return nil, fmt.Errorf("probe socket: %w", err)
 	}
-	defer c.Close()
-	msg := make([]byte, 8)
+	return p, nil
+}
+
+func (p *prober) send(seq int) error {
+	binary.BigEndian.PutUint64(p.msg, uint64(seq))
+	if _, err := p.conn.Write(p.msg); err != nil {
+		return fmt.Errorf("probe %d: %w", seq, err)
+	}
+	return nil
+}
+
+func (p *prober) close() {
+	p.conn.Close()
+	p.sink.Close()
+}
+
+// sendProbes sends n numbered UDP datagrams from src to dst, gap apart on
+// average.
+func sendProbes(src, dst flows.Host, port uint16, n int, gap time.Duration) (int, error) {
+	p, err := openProber(src, dst, port)
+	if err != nil {
+		return 0, err
+	}
+	defer p.close()
 	next := time.Now()
 	for i := 0; i < n; i++ {
-		binary.BigEndian.PutUint64(msg, uint64(i))
-		if _, err := c.Write(msg); err != nil {
-			return i, fmt.Errorf("probe %d: %w", i, err)
+		if err := p.send(i); err != nil {
+			return i, err
 		}
 		next = next.Add(gap)
 		time.Sleep(time.Until(next))

@@ -10,7 +10,8 @@ import (
 type Report struct {
 	Engine Engine `json:"engine"`
 	Ports  int    `json:"ports"`
-	// MinNs and MaxNs are the smallest and largest one-way path delays.
+	// MinNs and MaxNs are the smallest and largest one-way path delays
+	// (paths without delay aside).
 	MinNs int64 `json:"min_delay_ns"`
 	MaxNs int64 `json:"max_delay_ns"`
 	// Line is the delay line's account (engine line only).
@@ -27,6 +28,11 @@ type LineReport struct {
 	SendErrors  uint64 `json:"send_errors"`
 	Inversions  uint64 `json:"inversions"`
 	MaxHeld     uint64 `json:"max_held_bytes"`
+	// Updates is how many times Server.Replace changed the delays;
+	// HeldForOrder how many packets waited past their due for their
+	// source's packets held under a longer delay before a change.
+	Updates      uint64 `json:"updates"`
+	HeldForOrder uint64 `json:"held_for_order"`
 	// Lateness of each packet's release past its due time.
 	LateP50Ns  int64 `json:"late_p50_ns"`
 	LateP90Ns  int64 `json:"late_p90_ns"`
@@ -48,8 +54,8 @@ type LineReport struct {
 	CPUPerGbitS float64 `json:"cpu_seconds_per_gbit"`
 }
 
-// NewReport summarises a placement, its engine and, for the line, its
-// statistics.
+// NewReport summarises a placement (for the line, what it serves:
+// Server.Placement), its engine and, for the line, its statistics.
 func NewReport(pl *Placement, engine Engine, st *line.Stats) Report {
 	r := Report{Engine: engine}
 	if pl.Empty() {
@@ -58,6 +64,9 @@ func NewReport(pl *Placement, engine Engine, st *line.Stats) Report {
 	r.Ports = len(pl.Ports)
 	for _, p := range pl.Ports {
 		for _, d := range p.Classes {
+			if d == 0 {
+				continue
+			}
 			if r.MinNs == 0 || int64(d) < r.MinNs {
 				r.MinNs = int64(d)
 			}
@@ -76,6 +85,7 @@ func NewLineReport(st line.Stats) *LineReport {
 	lr := &LineReport{
 		Packets: t.Packets, Bytes: t.Bytes, Sent: t.Sent, BufferDrops: t.BufferDrops,
 		QueueDrops: t.QueueDrops, SendErrors: t.SendErrors, Inversions: t.Inversions, MaxHeld: t.MaxBytes,
+		Updates: st.Updates, HeldForOrder: t.HeldForOrder,
 		LateP50Ns: ns(st.Late.Quantile(.5)), LateP90Ns: ns(st.Late.Quantile(.9)),
 		LateP99Ns: ns(st.Late.Quantile(.99)), LateP999Ns: ns(st.Late.Quantile(.999)), LateMaxNs: ns(st.MaxLate),
 		LagP50Ns: ns(st.Lag.Quantile(.5)), LagP99Ns: ns(st.Lag.Quantile(.99)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,13 +30,13 @@ type ServeOptions struct {
 
 // Tolerance is the lateness the line may accept to spin less: half the
 // median-lateness bound of docs/fidelity.md (5 % of a delay + 10 us) for
-// the smallest delay it applies. The wakeups it saves cost CPU time the
-// packets need more.
+// the smallest delay it applies (classes of no delay, after a Replace,
+// aside). The wakeups it saves cost CPU time the packets need more.
 func Tolerance(pl *Placement) time.Duration {
 	var least time.Duration
 	for _, p := range pl.Ports {
 		for _, d := range p.Classes {
-			if least == 0 || d < least {
+			if d > 0 && (least == 0 || d < least) {
 				least = d
 			}
 		}
@@ -45,6 +46,8 @@ func Tolerance(pl *Placement) time.Duration {
 
 // A Server is a running delay line for a placement.
 type Server struct {
+	mu      sync.Mutex // pl and Replace
+	pl      *Placement // what the line serves now
 	l       *line.Line
 	fds     []int
 	start   time.Time
@@ -78,7 +81,7 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 	if pl.Empty() {
 		return nil, fmt.Errorf("delay line: nothing to serve")
 	}
-	s := &Server{start: time.Now()}
+	s := &Server{start: time.Now(), pl: pl}
 	defer func() {
 		if err != nil {
 			s.closeFDs()
@@ -114,11 +117,7 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 		if err != nil {
 			return nil, fmt.Errorf("delay line on %s: %w", p.Name(), err)
 		}
-		lp := line.Port{Name: p.Name(), RxFD: rx, TxFD: tx, Sources: p.Sources}
-		for k, d := range p.Classes {
-			lp.Classes = append(lp.Classes, line.Class{Delay: d, Buffer: p.Buffers[k]})
-		}
-		cfg.Ports = append(cfg.Ports, lp)
+		cfg.Ports = append(cfg.Ports, line.Port{Name: p.Name(), RxFD: rx, TxFD: tx, Sources: p.Sources, Classes: lineClasses(p)})
 	}
 	s.cpu = cfg.CPU
 	if len(opt.Steer) > 0 && len(allowed) > 1 {
@@ -131,6 +130,23 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 		return nil, err
 	}
 	return s, nil
+}
+
+func lineClasses(p PortPlan) []line.Class {
+	out := make([]line.Class, len(p.Classes))
+	for k, d := range p.Classes {
+		out[k] = line.Class{Delay: d, Buffer: p.Buffers[k]}
+	}
+	return out
+}
+
+// Placement is what the line serves now: the placement it was started
+// with, or the last one Replace put in force (with its classes of no
+// delay). It is shared: do not modify it.
+func (s *Server) Placement() *Placement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pl
 }
 
 // Stats reports on the line so far.

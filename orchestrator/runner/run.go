@@ -507,7 +507,11 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		}
 	}
 	stopLine()
-	rj.Delay = delay.NewReport(net.Delay, net.DelayEngine, lineStats)
+	served := net.Delay
+	if dl != nil {
+		served = dl.Placement() // the delays in force at the end
+	}
+	rj.Delay = delay.NewReport(served, net.DelayEngine, lineStats)
 	rj.Fidelity = fidelity.Judge(fidelity.Inputs{
 		Health: rj.Health, Engine: string(net.DelayEngine), Line: lineStats, MinDelay: time.Duration(rj.Delay.MinNs),
 		Calibration: rj.Calibration, Base: laws.base,

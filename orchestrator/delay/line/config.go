@@ -30,6 +30,12 @@ type Port struct {
 	Sources map[netip.Addr]int // IPv4 source -> index in Classes
 }
 
+// A PortUpdate is a port's new classes and sources (Line.Update).
+type PortUpdate struct {
+	Classes []Class
+	Sources map[netip.Addr]int // IPv4 source -> index in Classes
+}
+
 // Config is a whole line.
 type Config struct {
 	Ports []Port

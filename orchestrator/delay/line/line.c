@@ -11,12 +11,13 @@
  * A FIFO is a byte ring of records (struct rec + the virtio-net header and
  * frame), so a class holds exactly the bytes in flight. Sends never block:
  * a send the port's queue refuses is a queue drop, as on a real link.
+ * Between two iterations (and during a spin) the thread takes an update
+ * of its classes if one is pending (update.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,74 +25,19 @@
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <linux/virtio_net.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "line.h"
+#include "line_priv.h"
 
-#define NSEC		1000000000ull
-#define VNET_HLEN	((uint32_t)sizeof(struct virtio_net_hdr))
-/* The largest frame a sink can hand us: a 64 KB GSO packet and its
- * Ethernet header (gso_max_size is 64 KB on the run's interfaces). */
-#define FRAME_MAX	(65536 + 256)
-#define REC_ALIGN	8
 #define WRAP_MARK	0xffffffffu
 /* Adaptive margin: a stochastic p95 of how late a timed wakeup comes. */
 #define MARGIN_MIN_NS	10000ull
 #define MARGIN_MAX_NS	300000ull
 #define MARGIN_STEP_NS	500ull
-
-struct rec {
-	uint32_t len;		/* vnet header + frame; WRAP_MARK: skip to 0 */
-	uint32_t pad;
-	uint64_t due;
-};
-
-struct fifo {
-	uint8_t *buf;
-	uint64_t cap;
-	uint64_t head;		/* offset of the oldest record */
-	uint64_t tail;		/* offset where the next record goes */
-	uint64_t used;		/* bytes between head and tail, marks included */
-	uint64_t count;
-	uint64_t delay;
-	uint64_t last_stamp;
-};
-
-struct port {
-	int rx_fd, tx_fd;
-	uint32_t nclasses;
-	struct fifo fifo[DL_MAX_CLASSES];
-	uint32_t hash_mask;	/* source table: open addressing */
-	uint32_t *hash_addr;
-	uint8_t *hash_class;	/* 0xff: empty */
-};
-
-struct dl_line {
-	uint32_t nports;
-	struct port *ports;
-	int epfd, stopfd;
-	int cpu, rt_prio;
-	uint64_t margin;	/* a p95 of how late a timed wakeup comes */
-	uint64_t tolerance;
-	pthread_t thread;
-	int running;
-	uint64_t start_ns;
-	uint8_t *scratch;	/* frames of no class, sent at once */
-	struct dl_stats st;
-};
-
-static uint64_t now_real(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (uint64_t)t.tv_sec * NSEC + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -101,39 +47,11 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)t.tv_sec * NSEC + (uint64_t)t.tv_nsec;
 }
 
-/* Statistics are written by the line's thread only; dl_stats may read them
- * from another thread while it runs, hence relaxed atomics. */
-#define ST_ADD(f, v)	__atomic_add_fetch(&(f), (v), __ATOMIC_RELAXED)
-#define ST_SET(f, v)	__atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
-
 static void hist_add(uint64_t *h, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 
 	ST_ADD(h[us < DL_HIST_BUCKETS - 1 ? us : DL_HIST_BUCKETS - 1], 1);
-}
-
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
-
-static int class_of(const struct port *p, uint32_t addr)
-{
-	uint32_t i = hash32(addr) & p->hash_mask;
-
-	for (;;) {
-		if (p->hash_class[i] == 0xff)
-			return -1;
-		if (p->hash_addr[i] == addr)
-			return p->hash_class[i];
-		i = (i + 1) & p->hash_mask;
-	}
 }
 
 static uint64_t rec_size(uint32_t len)
@@ -173,6 +91,9 @@ static void fifo_commit(struct fifo *f, struct rec *r)
 	f->tail += sz;
 	f->used += sz;
 	f->count++;
+	f->pushed++;
+	if (r->due > f->max_due)
+		f->max_due = r->due;
 }
 
 static struct rec *fifo_head(struct fifo *f)
@@ -201,12 +122,27 @@ static void fifo_pop(struct fifo *f, struct rec *r)
 	f->head += sz;
 	f->used -= sz;
 	f->count--;
+	f->popped++;
 }
 
-static void send_frame(struct dl_line *l, struct port *p, int cls, const void *buf, uint32_t len)
+/* rec_tag and rec_stats: a record counts for the class that took it, or
+ * for the port's earlier classes once an update replaced them. */
+static uint32_t rec_tag(const struct port *p, int cls)
 {
-	struct dl_class_stats *cs = cls >= 0 ? &l->st.cls[p - l->ports][cls] : NULL;
+	return (p->gen & 0xffffff) << 8 | (uint32_t)cls;
+}
 
+static struct dl_class_stats *rec_stats(struct dl_line *l, uint32_t pi, const struct rec *r)
+{
+	if (r->tag >> 8 == (l->ports[pi].gen & 0xffffff))
+		return &l->st.cls[pi][r->tag & 0xff];
+	return &l->st.earlier[pi];
+}
+
+/* send_frame sends a frame back into its port; cs counts it (NULL: a
+ * frame of no class). */
+static void send_frame(struct port *p, struct dl_class_stats *cs, const void *buf, uint32_t len)
+{
 	if (send(p->tx_fd, buf, len, MSG_DONTWAIT) >= 0) {
 		if (cs)
 			ST_ADD(cs->sent, 1);
@@ -235,6 +171,41 @@ static uint32_t frame_src(const uint8_t *b, uint32_t len)
 	return a;
 }
 
+/* frame_stamp returns the kernel's receive stamp of a message, 0 if none. */
+static uint64_t frame_stamp(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+		}
+	}
+	return 0;
+}
+
+/*
+ * hold_in picks the FIFO a packet of source s goes into and its due, given
+ * want = stamp + its class's delay. Its class's FIFO, unless s's previous
+ * packet still waits in a carry that took a due at or after want: then it
+ * follows that packet there, due no earlier than it + 1 ns and than
+ * anything ahead of it. Otherwise want is later than everything the
+ * carry holds, which therefore leaves first (release takes the earliest
+ * due head).
+ */
+static struct fifo *hold_in(struct port *p, int cls, const struct src_state *s,
+			    uint64_t want, uint64_t *due)
+{
+	struct fifo *f = s->f;
+
+	*due = want;
+	if (!f || f == p->fifo[cls] || f->popped >= s->seq || want > f->max_due)
+		return p->fifo[cls];
+	*due = s->last_due + 1 > f->max_due ? s->last_due + 1 : f->max_due;
+	return f;
+}
+
 /* read_port takes every packet a port's sink holds. */
 static void read_port(struct dl_line *l, struct port *p)
 {
@@ -248,13 +219,16 @@ static void read_port(struct dl_line *l, struct port *p)
 		struct msghdr m = {
 			.msg_name = &from, .msg_namelen = sizeof(from),
 			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 		};
 		ssize_t n = recvmsg(p->rx_fd, &m, MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+		struct dl_class_stats *cs;
+		struct src_state *s;
+		struct fifo *cf, *f;
+		uint64_t now, stamp, want, due;
 		uint32_t len, src;
-		int cls;
+		int slot, cls;
 		struct rec *r;
-		struct fifo *f;
-		uint64_t now, stamp = 0;
 
 		if (n < 0)
 			return;
@@ -267,62 +241,67 @@ static void read_port(struct dl_line *l, struct port *p)
 		}
 		len = (uint32_t)n;
 		src = frame_src(peek, (size_t)n < sizeof(peek) ? len : sizeof(peek));
-		cls = src ? class_of(p, src) : -1;
-		if (cls < 0) {
+		slot = src ? src_slot(p, src) : -1;
+		if (slot < 0) {
 			/* Not ours to delay (the tc program passes those): hand
 			 * it on at once. */
 			ssize_t k = recv(p->rx_fd, l->scratch, FRAME_MAX + VNET_HLEN, MSG_DONTWAIT);
 
 			if (k > 0)
-				send_frame(l, p, -1, l->scratch, (uint32_t)k);
+				send_frame(p, NULL, l->scratch, (uint32_t)k);
 			if (src)
 				ST_ADD(l->st.unknown_src, 1);
 			else
 				ST_ADD(l->st.bad_frames, 1);
 			continue;
 		}
-		f = &p->fifo[cls];
-		r = fifo_reserve(f, len);
-		if (!r) {
-			recv(p->rx_fd, peek, sizeof(peek), MSG_DONTWAIT);
-			ST_ADD(l->st.cls[pi][cls].buf_drops, 1);
-			continue;
-		}
-		iov.iov_base = (uint8_t *)(r + 1);
-		iov.iov_len = len;
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		m.msg_name = NULL;
-		m.msg_namelen = 0;
-		n = recvmsg(p->rx_fd, &m, MSG_DONTWAIT);
-		if (n <= 0)
-			return;
+		/* The stamp comes with the peek: it decides the FIFO. */
 		now = now_real();
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
-				struct timespec ts;
-
-				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-				stamp = (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-			}
-		}
+		stamp = frame_stamp(&m);
 		if (stamp == 0 || stamp > now) {
 			ST_ADD(l->st.no_stamp, 1);
 			stamp = now;
 		}
-		if (stamp < f->last_stamp)
-			ST_ADD(l->st.cls[pi][cls].inversions, 1);
-		f->last_stamp = stamp;
+		cls = p->hash_class[slot];
+		cs = &l->st.cls[pi][cls];
+		s = &p->hash_state[slot];
+		cf = p->fifo[cls];
+		want = stamp + cf->delay;
+		f = hold_in(p, cls, s, want, &due);
+		r = fifo_reserve(f, len);
+		if (!r) {
+			recv(p->rx_fd, peek, sizeof(peek), MSG_DONTWAIT);
+			ST_ADD(cs->buf_drops, 1);
+			continue;
+		}
+		iov.iov_base = (uint8_t *)(r + 1);
+		iov.iov_len = len;
+		m.msg_name = NULL;
+		m.msg_namelen = 0;
+		m.msg_control = NULL;
+		m.msg_controllen = 0;
+		n = recvmsg(p->rx_fd, &m, MSG_DONTWAIT);
+		if (n <= 0)
+			return;
+		if (stamp < cf->last_stamp)
+			ST_ADD(cs->inversions, 1);
+		cf->last_stamp = stamp;
 		hist_add(l->st.hist_lag, now - stamp);
 		if (now - stamp > l->st.max_lag_ns)
 			ST_SET(l->st.max_lag_ns, now - stamp);
 		r->len = (uint32_t)n;
-		r->due = stamp + f->delay;
+		r->tag = rec_tag(p, cls);
+		r->due = due;
 		fifo_commit(f, r);
-		ST_ADD(l->st.cls[pi][cls].pkts, 1);
-		ST_ADD(l->st.cls[pi][cls].bytes, (uint64_t)n - VNET_HLEN);
-		if (f->used > l->st.cls[pi][cls].max_bytes)
-			ST_SET(l->st.cls[pi][cls].max_bytes, f->used);
+		s->last_due = due;
+		s->f = f;
+		s->seq = f->pushed;
+		ST_ADD(cs->pkts, 1);
+		ST_ADD(cs->bytes, (uint64_t)n - VNET_HLEN);
+		if (due > want)
+			ST_ADD(cs->held_for_order, 1);
+		if (f->used > cs->max_bytes)
+			ST_SET(cs->max_bytes, f->used);
 	}
 }
 
@@ -332,22 +311,21 @@ static uint64_t release(struct dl_line *l)
 {
 	for (;;) {
 		struct fifo *best = NULL;
-		struct port *bp = NULL;
 		struct rec *br = NULL;
+		uint32_t bi = 0;
 		uint64_t now;
-		int bc = 0;
 
 		for (uint32_t i = 0; i < l->nports; i++) {
-			struct port *p = &l->ports[i];
+			const struct port *p = &l->ports[i];
 
-			for (uint32_t c = 0; c < p->nclasses; c++) {
-				struct rec *r = fifo_head(&p->fifo[c]);
+			for (uint32_t k = 0; k < port_fifos(p); k++) {
+				struct fifo *f = port_fifo(p, k);
+				struct rec *r = fifo_head(f);
 
 				if (r && (!br || r->due < br->due)) {
-					best = &p->fifo[c];
+					best = f;
 					br = r;
-					bp = p;
-					bc = (int)c;
+					bi = i;
 				}
 			}
 		}
@@ -359,7 +337,7 @@ static uint64_t release(struct dl_line *l)
 		hist_add(l->st.hist_late, now - br->due);
 		if (now - br->due > l->st.max_late_ns)
 			ST_SET(l->st.max_late_ns, now - br->due);
-		send_frame(l, bp, bc, br + 1, br->len);
+		send_frame(&l->ports[bi], rec_stats(l, bi, br), br + 1, br->len);
 		fifo_pop(best, br);
 	}
 }
@@ -367,6 +345,7 @@ static uint64_t release(struct dl_line *l)
 static void read_ready(struct dl_line *l, int timeout_ms, const struct timespec *ts)
 {
 	struct epoll_event ev[64];
+	uint64_t v;
 	int n;
 
 	if (ts)
@@ -374,8 +353,15 @@ static void read_ready(struct dl_line *l, int timeout_ms, const struct timespec 
 	else
 		n = epoll_wait(l->epfd, ev, 64, timeout_ms);
 	for (int i = 0; i < n; i++) {
-		if (ev[i].data.u32 == UINT32_MAX)
+		if (ev[i].data.u32 == TAG_STOP)
 			continue;
+		if (ev[i].data.u32 == TAG_UPDATE) {
+			/* It woke us; the loop applies what is pending. */
+			if (read(l->updfd, &v, sizeof(v)) < 0) {
+				/* Already read: nothing to do. */
+			}
+			continue;
+		}
 		read_port(l, &l->ports[ev[i].data.u32]);
 	}
 }
@@ -399,8 +385,9 @@ static void *loop(void *arg)
 	}
 	l->st.rt_prio = l->rt_prio;
 	while (!stopping(l)) {
-		uint64_t next, now, spin;
+		uint64_t next, now, spin, tol;
 
+		dl_apply_pending(l);
 		read_ready(l, 0, NULL);
 		next = release(l);
 		now = now_real();
@@ -411,7 +398,8 @@ static void *loop(void *arg)
 			ST_ADD(l->st.wakeups, 1);
 			continue;
 		}
-		spin = l->margin > l->tolerance ? l->margin - l->tolerance : 0;
+		tol = __atomic_load_n(&l->tolerance, __ATOMIC_RELAXED);
+		spin = l->margin > tol ? l->margin - tol : 0;
 		if (next > now + spin) {
 			uint64_t want = next - spin, woke;
 			struct timespec to = {
@@ -441,11 +429,12 @@ static void *loop(void *arg)
 		}
 		/* Spin on the clock alone (no system calls): packets arriving
 		 * meanwhile wait in their sockets with their kernel stamps,
-		 * and are read right after this release. */
+		 * and are read right after this release. An update cuts the
+		 * spin short: it is applied right after. */
 		{
 			uint64_t t0 = now;
 
-			while (now < next && !stopping(l))
+			while (now < next && !stopping(l) && !update_pending(l))
 				now = now_real();
 			ST_ADD(l->st.spin_ns, now - t0);
 		}
@@ -456,65 +445,23 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-static int fail(char *err, int errlen, int e, const char *fmt, const char *what)
+/* watch adds an fd to the thread's epoll set under a tag. */
+static int watch(struct dl_line *l, int fd, uint32_t tag)
 {
-	snprintf(err, (size_t)errlen, fmt, what);
-	return -e;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static int build_port(struct port *p, const struct dl_port_cfg *c, char *err, int errlen)
+static void close_fds(struct dl_line *l)
 {
-	uint32_t size = 16;
+	int *fds[] = { &l->epfd, &l->stopfd, &l->updfd, &l->ackfd };
 
-	p->rx_fd = c->rx_fd;
-	p->tx_fd = c->tx_fd;
-	p->nclasses = c->nclasses;
-	if (c->nclasses == 0 || c->nclasses > DL_MAX_CLASSES)
-		return fail(err, errlen, EINVAL, "%s: 1 to 16 delay classes per port", "delay line");
-	for (uint32_t k = 0; k < c->nclasses; k++) {
-		struct fifo *f = &p->fifo[k];
-
-		if (c->buf_bytes[k] < 2 * (FRAME_MAX + VNET_HLEN + sizeof(struct rec)))
-			return fail(err, errlen, EINVAL, "%s: a class buffer must hold two 64 KB packets", "delay line");
-		f->cap = c->buf_bytes[k] & ~(uint64_t)(REC_ALIGN - 1);
-		f->delay = c->delay_ns[k];
-		f->buf = malloc(f->cap);
-		if (!f->buf)
-			return fail(err, errlen, ENOMEM, "%s: out of memory for a class buffer", "delay line");
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
 	}
-	while (size < 2 * c->nsrcs)
-		size <<= 1;
-	p->hash_mask = size - 1;
-	p->hash_addr = calloc(size, sizeof(uint32_t));
-	p->hash_class = malloc(size);
-	if (!p->hash_addr || !p->hash_class)
-		return fail(err, errlen, ENOMEM, "%s: out of memory for the source table", "delay line");
-	memset(p->hash_class, 0xff, size);
-	for (uint32_t k = 0; k < c->nsrcs; k++) {
-		uint32_t a = c->srcs[k].addr, i = hash32(a) & p->hash_mask;
-
-		if (c->srcs[k].class_idx >= c->nclasses)
-			return fail(err, errlen, EINVAL, "%s: a source names a class the port lacks", "delay line");
-		while (p->hash_class[i] != 0xff && p->hash_addr[i] != a)
-			i = (i + 1) & p->hash_mask;
-		p->hash_addr[i] = a;
-		p->hash_class[i] = (uint8_t)c->srcs[k].class_idx;
-	}
-	return 0;
-}
-
-static void free_ports(struct dl_line *l)
-{
-	if (!l->ports)
-		return;
-	for (uint32_t i = 0; i < l->nports; i++) {
-		for (uint32_t k = 0; k < DL_MAX_CLASSES; k++)
-			free(l->ports[i].fifo[k].buf);
-		free(l->ports[i].hash_addr);
-		free(l->ports[i].hash_class);
-	}
-	free(l->ports);
-	l->ports = NULL;
 }
 
 int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errlen)
@@ -527,36 +474,31 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
-	l->epfd = l->stopfd = -1;
+	l->epfd = l->stopfd = l->updfd = l->ackfd = -1;
+	pthread_mutex_init(&l->ctl, NULL);
 	l->nports = cfg->nports;
-	l->ports = calloc(cfg->nports, sizeof(struct port));
 	l->scratch = malloc(FRAME_MAX + VNET_HLEN);
-	if (!l->ports || !l->scratch) {
+	if (!l->scratch) {
 		ret = fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
 		goto out;
 	}
-	for (uint32_t i = 0; i < cfg->nports; i++) {
-		ret = build_port(&l->ports[i], &cfg->ports[i], err, errlen);
-		if (ret)
-			goto out;
-		l->st.nclasses[i] = cfg->ports[i].nclasses;
-	}
+	ret = dl_build_ports(cfg->ports, cfg->nports, NULL, NULL, &l->ports, err, errlen);
+	if (ret)
+		goto out;
+	for (uint32_t i = 0; i < cfg->nports; i++)
+		dl_publish_classes(l, i, &l->ports[i]);
 	l->st.nports = cfg->nports;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	l->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (l->epfd < 0 || l->stopfd < 0) {
+	l->updfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	l->ackfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->epfd < 0 || l->stopfd < 0 || l->updfd < 0 || l->ackfd < 0 ||
+	    watch(l, l->stopfd, TAG_STOP) < 0 || watch(l, l->updfd, TAG_UPDATE) < 0) {
 		ret = fail(err, errlen, errno, "%s: epoll/eventfd failed", "delay line");
 		goto out;
 	}
-	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
-
-		epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->stopfd, &ev);
-	}
 	for (uint32_t i = 0; i < cfg->nports; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
-
-		if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->ports[i].rx_fd, &ev) < 0) {
+		if (watch(l, l->ports[i].rx_fd, i) < 0) {
 			ret = fail(err, errlen, errno, "%s: epoll_ctl on a sink socket failed", "delay line");
 			goto out;
 		}
@@ -591,11 +533,9 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 	*out = l;
 	return 0;
 out:
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->stopfd >= 0)
-		close(l->stopfd);
-	free_ports(l);
+	close_fds(l);
+	dl_free_ports(l->ports, l->nports, 1);
+	pthread_mutex_destroy(&l->ctl);
 	free(l->scratch);
 	free(l);
 	return ret;
@@ -613,6 +553,7 @@ void dl_stop(struct dl_line *l)
 {
 	uint64_t one = 1;
 
+	pthread_mutex_lock(&l->ctl);
 	if (__atomic_exchange_n(&l->running, 0, __ATOMIC_ACQ_REL)) {
 		if (write(l->stopfd, &one, sizeof(one)) < 0) {
 			/* The eventfd cannot be full; the loop polls every
@@ -620,17 +561,16 @@ void dl_stop(struct dl_line *l)
 		}
 		pthread_join(l->thread, NULL);
 	}
-	free_ports(l);
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->stopfd >= 0)
-		close(l->stopfd);
-	l->epfd = l->stopfd = -1;
+	dl_free_ports(l->ports, l->nports, 1);
+	l->ports = NULL;
+	close_fds(l);
+	pthread_mutex_unlock(&l->ctl);
 }
 
 void dl_free(struct dl_line *l)
 {
 	dl_stop(l);
+	pthread_mutex_destroy(&l->ctl);
 	free(l->scratch);
 	free(l);
 }

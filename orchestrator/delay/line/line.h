@@ -16,6 +16,12 @@
  * Each (port, class) is a FIFO: packets of one source leave in the order
  * they came. The thread sleeps until shortly before the next due time,
  * then spins (the margin adapts to how late this machine wakes it).
+ *
+ * dl_update changes the classes and sources of a running line: the thread
+ * takes the new tables between two packets. What the FIFOs already hold
+ * keeps its due time (in FIFOs of the earlier classes, "carries", until
+ * they drain), and a source's packet never leaves before its previous one:
+ * its due is at least that one's + 1 ns.
  */
 #ifndef CCLAB_DELAY_LINE_H
 #define CCLAB_DELAY_LINE_H
@@ -64,7 +70,10 @@ struct dl_class_stats {
 	uint64_t qdisc_drops;	/* the port's queue refused it (ENOBUFS) */
 	uint64_t tx_errors;	/* any other send error */
 	uint64_t inversions;	/* kernel timestamp below the previous one */
-	uint64_t max_bytes;	/* the FIFO's high-water mark */
+	uint64_t max_bytes;	/* high-water mark of the FIFOs it went into */
+	uint64_t held_for_order;	/* due later than stamp + delay: behind
+					 * its source's packets of an earlier,
+					 * longer delay */
 };
 
 struct dl_stats {
@@ -83,9 +92,17 @@ struct dl_stats {
 	uint64_t running_ns;	/* wall time since the thread started */
 	int cpu;		/* the CPU it is pinned to, -1 none */
 	int rt_prio;		/* its SCHED_FIFO priority, 0 if not granted */
+	uint64_t updates;	/* dl_update calls applied */
+	uint64_t update_ns;	/* when the last was applied (CLOCK_REALTIME):
+				 * packets read since have its delays */
 	uint32_t nports;
+	/* The classes of each port now; what classes before the last update
+	 * counted (their packets included, even when sent after it) is in
+	 * earlier. */
 	uint32_t nclasses[DL_MAX_PORTS];
+	uint64_t delay_ns[DL_MAX_PORTS][DL_MAX_CLASSES];
 	struct dl_class_stats cls[DL_MAX_PORTS][DL_MAX_CLASSES];
+	struct dl_class_stats earlier[DL_MAX_PORTS];
 };
 
 struct dl_line;
@@ -97,6 +114,18 @@ struct dl_line;
  * dl_stop.
  */
 int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errlen);
+/*
+ * dl_update gives the running line new classes and sources: ports[i] for
+ * the i-th port of dl_start (its fds are ignored: the sockets stay). It
+ * checks and allocates everything first, hands it to the thread, and
+ * returns 0 once the thread has applied it; an error (negative errno, a
+ * message in err) changes nothing: -ETIMEDOUT when the thread did not
+ * take it within timeout_ms. Calls are serialised.
+ */
+int dl_update(struct dl_line *l, const struct dl_port_cfg *ports, uint32_t nports,
+	      int timeout_ms, char *err, int errlen);
+/* dl_set_tolerance changes cfg->tolerance_ns of a running line. */
+void dl_set_tolerance(struct dl_line *l, uint64_t tolerance_ns);
 /* dl_stats copies the statistics (exact after dl_stop, close otherwise). */
 void dl_stats(struct dl_line *l, struct dl_stats *out);
 /* dl_stop stops the thread (packets still held are dropped) and frees the

@@ -2,7 +2,10 @@
 
 package line
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Without cgo (a static build, such as the VM guest's test binary) there
 // is no line: Start says so, and the caller uses netem or no delay.
@@ -17,6 +20,14 @@ func Start(cfg Config) (*Line, error) {
 
 // Stats is empty: no line ran.
 func (l *Line) Stats() Stats { return Stats{} }
+
+// Update refuses: no line runs.
+func (l *Line) Update(ports []PortUpdate) error {
+	return errors.New("delay line: this binary was built without cgo")
+}
+
+// SetTolerance does nothing: no line runs.
+func (l *Line) SetTolerance(d time.Duration) {}
 
 // Stop does nothing: no line ran.
 func (l *Line) Stop() Stats { return Stats{} }

@@ -19,43 +19,59 @@ type Stats struct {
 	Margin          time.Duration // the adapted spin margin
 	CPUTime         time.Duration // the thread's CPU time
 	Running         time.Duration
-	CPU             int // pinned CPU, -1 none
-	RTPriority      int // SCHED_FIFO priority granted, 0 none
+	CPU             int       // pinned CPU, -1 none
+	RTPriority      int       // SCHED_FIFO priority granted, 0 none
+	Updates         uint64    // Update calls applied
+	LastUpdate      time.Time // when the thread applied the last: packets it read since have its delays
 	Ports           []PortStats
 }
 
-// PortStats is one port's classes.
+// PortStats is one port's classes: those it has now (Line.Update may
+// change them), and what the classes before the last update counted, their
+// packets sent since included.
 type PortStats struct {
 	Name    string
 	Classes []ClassStats
+	Earlier ClassStats
 }
 
-// ClassStats counts one (port, class) FIFO.
+// ClassStats counts one (port, class).
 type ClassStats struct {
+	Delay                time.Duration // the class's delay (0 in Earlier)
 	Packets, Bytes, Sent uint64
 	BufferDrops          uint64 // the FIFO was full: loss the line caused
 	QueueDrops           uint64 // the port's queue refused the packet: a real drop
 	SendErrors           uint64
 	Inversions           uint64 // kernel stamps out of order (the FIFO kept arrival order)
-	MaxBytes             uint64
+	MaxBytes             uint64 // high-water mark of the FIFOs its packets went into
+	// HeldForOrder counts packets due later than stamp + delay: after an
+	// update shortened their source's delay, they waited for its packets
+	// held under the longer one.
+	HeldForOrder uint64
 }
 
-// Totals sums every class of every port.
+// Totals sums every class of every port, earlier classes included.
 func (s Stats) Totals() ClassStats {
 	var t ClassStats
 	for _, p := range s.Ports {
 		for _, c := range p.Classes {
-			t.Packets += c.Packets
-			t.Bytes += c.Bytes
-			t.Sent += c.Sent
-			t.BufferDrops += c.BufferDrops
-			t.QueueDrops += c.QueueDrops
-			t.SendErrors += c.SendErrors
-			t.Inversions += c.Inversions
-			t.MaxBytes = max(t.MaxBytes, c.MaxBytes)
+			t.add(c)
 		}
+		t.add(p.Earlier)
 	}
 	return t
+}
+
+func (t *ClassStats) add(c ClassStats) {
+	t.Packets += c.Packets
+	t.Bytes += c.Bytes
+	t.Sent += c.Sent
+	t.BufferDrops += c.BufferDrops
+	t.QueueDrops += c.QueueDrops
+	t.SendErrors += c.SendErrors
+	t.Inversions += c.Inversions
+	t.MaxBytes = max(t.MaxBytes, c.MaxBytes)
+	t.HeldForOrder += c.HeldForOrder
 }
 
 // Histogram counts durations in 1 us buckets; the last bucket holds
