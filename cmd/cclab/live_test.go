@@ -53,6 +53,24 @@ func bringUp(t *testing.T, file string, args ...string) runid.ID {
 
 var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
 
+// medianPing pings addr from node 11 times and returns the median RTT in
+// ms (failing when one is lost or faster than the configured floor).
+func medianPing(t *testing.T, id runid.ID, node, addr string) float64 {
+	t.Helper()
+	out, rc := cclabProc(t, "exec", "--run", string(id), node, "--", "ping", "-c", "11", "-i", "0.1", "-W", "1", addr)
+	ms := pingTime.FindAllStringSubmatch(out, -1)
+	if rc != 0 || len(ms) != 11 {
+		t.Fatalf("ping %s -> %s (rc %d):\n%s", node, addr, rc, out)
+	}
+	var rtts []float64
+	for _, m := range ms {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		rtts = append(rtts, v)
+	}
+	slices.Sort(rtts)
+	return rtts[5]
+}
+
 // After `topo up` of a topology with delays: ping works with the
 // configured RTT within the line's bars, exec passes the command's exit
 // status, an iperf3 flow carries INT records, a second up of the same id
@@ -70,21 +88,10 @@ func TestLiveTopology(t *testing.T) {
 		t.Fatalf("a second topo up of run %s: %v\n%s", id, err, out)
 	}
 
-	out, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "ping", "-c", "11", "-i", "0.1", "-W", "1", "198.18.0.1")
-	ms := pingTime.FindAllStringSubmatch(out, -1)
-	if rc != 0 || len(ms) != 11 {
-		t.Fatalf("ping h1 -> h0 (rc %d):\n%s", rc, out)
-	}
-	var rtts []float64
-	for _, m := range ms {
-		v, _ := strconv.ParseFloat(m[1], 64)
-		rtts = append(rtts, v)
-	}
-	slices.Sort(rtts)
 	// Two passes of the line (2 ms each way), at the median each within
 	// its p50 bound (5 % + 10 us, docs/fidelity.md), plus the stack's own.
-	if med := rtts[5]; rtts[0] < 4.0 || med > 4.0+2*(0.1+0.01)+0.2 {
-		t.Errorf("ping RTTs %v ms: configured 4 ms", rtts)
+	if med := medianPing(t, id, "h1", "198.18.0.1"); med < 4.0 || med > 4.0+2*(0.1+0.01)+0.2 {
+		t.Errorf("ping median %.3f ms: configured 4 ms", med)
 	}
 	if _, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "sh", "-c", "exit 7"); rc != 7 {
 		t.Errorf("exec of `exit 7` returned %d", rc)
@@ -160,6 +167,14 @@ func TestLiveTopology(t *testing.T) {
 		}
 	}
 
+	// Delay: the line holds the new one (a 2 ms link: 3 ms each way).
+	if out, err := runCclab(t, "link", "set", "--run", string(id), "s0:h0", "delay=2ms"); err != nil {
+		t.Fatalf("link set delay: %v\n%s", err, out)
+	}
+	if med := medianPing(t, id, "h1", "198.18.0.1"); med < 6.0 || med > 6.0+2*(0.15+0.01)+0.2 {
+		t.Errorf("ping median %.3f ms after delay=2ms, configured 6 ms", med)
+	}
+
 	// Bad input: every field named, nothing changed.
 	for _, bad := range []struct {
 		args []string
@@ -186,8 +201,8 @@ func TestLiveTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s2.Changes) != 1 {
-		t.Errorf("changes recorded: %+v, want only the one that succeeded", s2.Changes)
+	if len(s2.Changes) != 2 {
+		t.Errorf("changes recorded: %+v, want only the two that succeeded", s2.Changes)
 	}
 
 	// The bar: from the request to the change in force, p99 under 5 ms,

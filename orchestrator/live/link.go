@@ -23,8 +23,5 @@ func lineOf(s *delay.Server) linkchange.Line {
 	if s == nil {
 		return nil
 	}
-	if l, ok := any(s).(linkchange.Line); ok {
-		return l
-	}
-	return nil
+	return s
 }

@@ -67,9 +67,7 @@ func (x *linkEvents) Start(ctx context.Context, env *Env) error {
 	}
 	var line linkchange.Line
 	if x.line != nil {
-		if l, ok := any(x.line).(linkchange.Line); ok {
-			line = l
-		}
+		line = x.line
 	}
 	x.app = linkchange.New(env.Network, sw, line)
 	x.ctx, x.cancel = context.WithCancel(context.WithoutCancel(ctx))
