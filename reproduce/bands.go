@@ -21,13 +21,19 @@ import (
 //   - limit: the lab's reading of a claim with no number: at most or at
 //     least value.limit.
 //   - direction: a ratio with no number: below or above 1.
+//   - range: a figure the paper states as a range, paper.value to
+//     paper.upper, agrees within [0.9 value, 1.1 upper]: the paper's
+//     range and a tenth more either side for the lab's measurement.
 type band struct {
 	kind           string
 	lo, hi         float64
 	loOpen, hiOpen bool // the edge itself is outside
 }
 
-var bandKinds = []string{"improvement", "factor2", "limit", "direction"}
+var bandKinds = []string{"improvement", "factor2", "limit", "direction", "range"}
+
+// rangeSlack widens a paper's range by this share of its ends (band range).
+const rangeSlack = 0.1
 
 // band is the claim's band, or why the file's band does not fit the claim.
 func (c ClaimSpec) band() (band, error) {
@@ -77,6 +83,12 @@ func (c ClaimSpec) band() (band, error) {
 		} else {
 			b.lo = *c.Value.Limit
 		}
+	case "range":
+		u := c.Paper.Upper
+		if c.Value == nil || p == nil || u == nil || *u < *p {
+			return b, errors.New("band range is for a value claim whose paper states a range (paper.value to paper.upper)")
+		}
+		b.lo, b.hi = *p*(1-rangeSlack), *u*(1+rangeSlack)
 	case "direction":
 		if c.Ratio == nil || p != nil {
 			return b, errors.New("band direction is for a ratio claim whose paper states no number")

@@ -47,6 +47,7 @@ func TestBands(t *testing.T) {
 		{"limit at least 0.9", value(nil, "at_least", "limit", fp(0.9)), 0.9, inf, false, false},
 		{"below", ratio(nil, "below", "direction"), -inf, 1, false, true},
 		{"above", ratio(nil, "above", "direction"), 1, inf, true, false},
+		{"80 to 85 %", ClaimSpec{Paper: PaperNumber{Value: fp(0.8), Upper: fp(0.85)}, Band: "range", Value: &ValueCheck{CC: "a", Metric: "m", Bound: "about"}}, 0.72, 0.935, false, false},
 	} {
 		b, err := tc.c.band()
 		if err != nil {
@@ -68,6 +69,10 @@ func TestBands(t *testing.T) {
 		if _, err := ratio(fp(p), dir, "factor2").band(); err == nil || !strings.Contains(err.Error(), "use band improvement") {
 			t.Errorf("factor2 on %v: %v", p, err)
 		}
+	}
+	// A range needs both ends, the lower first.
+	if _, err := (ClaimSpec{Paper: PaperNumber{Value: fp(0.85), Upper: fp(0.8)}, Band: "range", Value: &ValueCheck{CC: "a", Metric: "m"}}).band(); err == nil {
+		t.Error("a range whose upper end is below its lower one was accepted")
 	}
 	// A 5 % improvement no longer passes for a paper's 33 %.
 	b, _ := ratio(fp(0.67), "below", "improvement").band()

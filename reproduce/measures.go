@@ -59,6 +59,7 @@ var measures = map[string]measure{
 	"fct": {metrics: fctMetrics, fn: func(v view, _ string) Metrics { return measureFCT(v) },
 		flowMetrics: fctFlowMetrics, flows: func(v view, _ string) Samples { return fctFlows(v) }},
 	"vai_incast": {metrics: vaiIncastMetrics, fn: measureVAIIncast},
+	"circuit":    {metrics: circuitMetrics, fn: measureCircuit},
 }
 
 // measureNames lists the measures, for error messages.

@@ -257,6 +257,8 @@ func paperCell(c ClaimOutcome) string {
 	switch p := c.Paper.Value; {
 	case p == nil:
 		s = "no number"
+	case c.Unit != "" && c.Paper.Upper != nil:
+		s = num(*p, c.Unit) + " to " + num(*c.Paper.Upper, c.Unit)
 	case c.Unit != "":
 		s = num(*p, c.Unit)
 	case strings.Contains(c.Paper.Reading, "%") && *p < 1:

@@ -91,6 +91,8 @@ type PaperNumber struct {
 	// unit for a value, a/b for a ratio. Absent when the paper states no
 	// number for the claim (Reading then says what it states).
 	Value *float64 `yaml:"value"`
+	// Upper: the paper states a range, Value to Upper (band range).
+	Upper *float64 `yaml:"upper"`
 	// Derived: Value is the lab's derivation from the paper's words, not
 	// a figure the paper states (Reading says how); counted apart.
 	Derived bool `yaml:"derived"`

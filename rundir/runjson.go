@@ -39,6 +39,8 @@ type Info struct {
 	// Interrupted is set when a signal ended the run before its workload
 	// did: its flows and captures stop where the signal cut them.
 	Interrupted *Interrupted `json:"interrupted,omitempty"`
+	// Extensions: what the analysis reads of the extensions' records.
+	Extensions Extensions `json:"extensions"`
 	// Calibration is the measurement of the run's paths (nil when the
 	// run did not calibrate): the analysis takes its RTT for Jain's window.
 	Calibration *Calibration `json:"calibration"`

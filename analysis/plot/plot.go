@@ -36,7 +36,9 @@ type Chart struct {
 	YFromZero             bool // start the y axis at 0
 	XFromZero             bool // start the x axis at 0
 	XBytes                bool // label a log x axis in decimal byte units (10K, 1M)
-	Series                []Series
+	// Shade fills these spans of the x axis (from, to) behind the lines.
+	Shade  [][2]float64
+	Series []Series
 }
 
 // palette is colour-blind friendly (Okabe-Ito) and distinct in print.
@@ -88,6 +90,9 @@ func build(c Chart, width float64, thinned bool) (*plot.Plot, error) {
 	if c.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
+	}
+	if len(c.Shade) > 0 {
+		p.Add(shade{spans: c.Shade})
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true

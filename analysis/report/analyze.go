@@ -40,6 +40,8 @@ type input struct {
 	queues  string
 	traces  string
 	framing ideal.Framing
+	// changes are the run's link changes (run.json), nil for captures.
+	changes []rundir.LinkChange
 	// experiment and topology name the run (run.json), "" for captures.
 	experiment, topology string
 }
@@ -63,6 +65,9 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 	}
 	in := input{source: dir, runID: ri.ID, files: files, app: app, hasApp: len(app) > 0, plan: ri.Topology, offset: ri.ClockOffsetNs, framing: ri.Framing.Ideal()}
 	in.experiment = ri.Experiment.Name
+	if le := ri.Extensions.LinkEvents; le != nil {
+		in.changes = le.Changes
+	}
 	if ri.Topology != nil {
 		in.topology = ri.Topology.Name
 	}
@@ -189,6 +194,9 @@ func analyze(ctx context.Context, in input, cfg Config) (*Analysis, error) {
 			return nil, err
 		}
 		a.Queues = q
+	}
+	if len(in.changes) > 0 {
+		a.LinkWindows = linkWindows(in.changes, in.plan, a.Origin, lastTime(a))
 	}
 	if in.traces != "" {
 		progress("reading cc_trace.csv")

@@ -212,8 +212,11 @@ type Analysis struct {
 	Links       []LinkSeries   `json:"-"`
 	Queues      []series.Queue `json:"-"`
 	Traces      []series.Trace `json:"-"`
-	INT         []INTReport    `json:"int"`
-	Fidelity    []Fidelity     `json:"fidelity,omitempty"`
+	// LinkWindows are the times the run's events raised links above
+	// their configured rate (linkwindows.go).
+	LinkWindows []LinkWindow `json:"link_windows,omitempty"`
+	INT         []INTReport  `json:"int"`
+	Fidelity    []Fidelity   `json:"fidelity,omitempty"`
 	// Interrupted lists the variants a signal ended early (analysed with
 	// Config.Partial): their numbers are not results.
 	Interrupted []Interruption `json:"interrupted,omitempty"`

@@ -68,6 +68,9 @@ func newRootCmd() *cobra.Command {
 		newCalibrateCmd(),
 		newSweepCmd(),
 		newDoctorCmd(),
+		newExecCmd(),
+		newLinkCmd(),
+		newWatchCmd(),
 	)
 	return root
 }

@@ -15,6 +15,7 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/live"
 	"cclab/orchestrator/netbuild"
 	"cclab/topology"
 )
@@ -24,7 +25,7 @@ func newTopoCmd() *cobra.Command {
 		Use:   "topo",
 		Short: "Build, show, tear down and benchmark topologies (topologies/*.yaml)",
 	}
-	cmd.AddCommand(newTopoUpCmd(), newTopoDownCmd(), newTopoShowCmd(), newTopoBenchCmd())
+	cmd.AddCommand(newTopoUpCmd(), newTopoDownCmd(), newTopoShowCmd(), newTopoBenchCmd(), newTopoServeCmd(), newTopoStatusCmd())
 	return cmd
 }
 
@@ -37,9 +38,16 @@ func runIDFlag(s string) (runid.ID, error) {
 
 // optionFlags binds the host options of netbuild to flags.
 func optionFlags(cmd *cobra.Command) *netbuild.Options {
+	opt := hostOptionFlags(cmd)
+	cmd.Flags().StringVar(&opt.DefaultCC, "cc", opt.DefaultCC, "default congestion control of the hosts")
+	return opt
+}
+
+// hostOptionFlags binds the host options but the congestion control
+// (topo up's --cc registers a law first).
+func hostOptionFlags(cmd *cobra.Command) *netbuild.Options {
 	opt := netbuild.DefaultOptions()
 	f := cmd.Flags()
-	f.StringVar(&opt.DefaultCC, "cc", opt.DefaultCC, "default congestion control of the hosts")
 	f.BoolVar(&opt.TCPTimestamps, "timestamps", opt.TCPTimestamps, "TCP timestamps on the hosts")
 	f.IntVar(&opt.ECN, "ecn", opt.ECN, "net.ipv4.tcp_ecn of the hosts (0, 1, 2)")
 	f.BoolVar(&opt.TSO, "tso", opt.TSO, "TCP segmentation offload on every interface")
@@ -54,39 +62,68 @@ func newTopoUpCmd() *cobra.Command {
 	var run string
 	var jsonOut bool
 	var opt *netbuild.Options
+	lf := &liveFlags{}
 	cmd := &cobra.Command{
-		Use:   "up FILE",
-		Short: "Build a topology and leave it up; prints the run id",
-		Args:  cobra.ExactArgs(1),
+		Use:   "up FILE [name=value...]",
+		Short: "Build a topology and keep it working: delay line, INT switch, host agent (and --cc LAW); prints the run id",
+		Long: `Builds the topology and starts its supervisor, a background process that
+serves the links' delay line, holds the INT switch on every switch port and
+the host agent on the run's cgroup, and answers cclab topo status, cclab
+link set and cclab watch. It survives the shell that started it; cclab topo
+down (or cclab clean --run ID) stops it and removes everything.
+With --cc LAW the law is registered with the parameters calibrated for this
+topology (name=value arguments pin some) and made the hosts' default
+congestion control. Run commands in a node with cclab exec NODE -- CMD.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := runIDFlag(run)
 			if err != nil {
+				return err
+			}
+			settings := args[1:]
+			if err := lf.check(settings); err != nil {
 				return err
 			}
 			p, err := topology.Load(args[0])
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "building %s (%d namespaces, %d links) as run %s...\n", p.Name, len(p.Nodes), len(p.Links), id)
+			if err := live.InUse(id); err != nil {
+				return err
+			}
+			log := cmd.ErrOrStderr()
+			fmt.Fprintf(log, "building %s (%d namespaces, %d links) as run %s...\n", p.Name, len(p.Nodes), len(p.Links), id)
 			n, err := netbuild.Up(cmd.Context(), id, p, *opt)
 			if err != nil {
 				return err
 			}
-			if err := recordTopoSource(id, args[0]); err != nil {
+			law, err := func() (*live.Law, error) {
+				if err := recordTopoSource(id, args[0]); err != nil {
+					return nil, err
+				}
+				return upLive(cmd.Context(), n, lf, settings, log)
+			}()
+			if err != nil {
 				return errors.Join(err, n.Down(context.WithoutCancel(cmd.Context())))
 			}
 			if jsonOut {
-				return json.NewEncoder(os.Stdout).Encode(map[string]any{"run": id, "timing": n.Timing})
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"run": id, "timing": n.Timing, "law": law})
 			}
-			fmt.Fprintf(os.Stderr, "up in %v (namespaces %v, links %v, configure %v); namespaces are %s*; tear down with: cclab topo down --run %s (or cclab topo down FILE)\n",
-				n.Timing.Total.Round(1e6), n.Timing.Namespaces.Round(1e6), n.Timing.Links.Round(1e6), n.Timing.Configure.Round(1e6), id.Prefix(), id)
-			fmt.Println(id)
+			fmt.Fprintf(log, "up in %v (namespaces %v, links %v, configure %v); namespaces are %s*\n",
+				n.Timing.Total.Round(1e6), n.Timing.Namespaces.Round(1e6), n.Timing.Links.Round(1e6), n.Timing.Configure.Round(1e6), id.Prefix())
+			if law != nil {
+				fmt.Fprintf(log, "hosts' congestion control: %s %s\n", law.Name, strings.Join(law.Settings, " "))
+			}
+			fmt.Fprintf(log, "try: cclab exec --run %s %s -- ping -c 3 %s; cclab topo status --run %s; tear down with: cclab topo down --run %s\n",
+				id, p.Hosts()[0].Name, p.Hosts()[len(p.Hosts())-1].Addr, id, id)
+			fmt.Fprintln(cmd.OutOrStdout(), id)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&run, "run", "", "run id (default: a new random one)")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the run id and timing as JSON")
-	opt = optionFlags(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the run id, timing and law as JSON")
+	opt = hostOptionFlags(cmd)
+	lf.bind(cmd)
 	return cmd
 }
 
@@ -113,19 +150,12 @@ func runsUpFrom(file string) ([]runid.ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(runid.StateRoot)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+	ids, err := cleanup.RunsWithState()
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, err
 	}
 	var out []runid.ID
-	for _, e := range ents {
-		id, err := runid.Parse(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, id := range ids {
 		data, err := os.ReadFile(filepath.Join(id.StateDir(), topoSourceFile))
 		if err != nil {
 			continue

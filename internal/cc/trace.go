@@ -83,7 +83,8 @@ type TraceStats struct {
 type Trace struct {
 	ctl     *ebpf.Map
 	rd      *ringbuf.Reader
-	w       *bufio.Writer
+	emit    func(*TraceRecord) error
+	flush   func() error
 	dropped uint64        // ctl's counter when the trace started
 	done    chan error    // the reader's result
 	quit    chan struct{} // closed by Stop
@@ -97,10 +98,47 @@ type ctlValue struct {
 	Dropped uint64
 }
 
+// A TraceRecord is one law decision (a row of cc_trace.csv).
+type TraceRecord struct {
+	TimeNs        uint64 // CLOCK_MONOTONIC
+	Local, Remote netip.AddrPort
+	Law           string
+	CwndBytes     uint64
+	PacingBps     uint64 // 0: the law does not pace
+	Signal        uint64
+	SignalName    string // what Signal is, in the law's units (law.Signal)
+	Note          string // the decision's flags
+	LawCwndBytes  uint64
+	RTTus         uint32
+	Nhops         uint8
+}
+
 // StartTrace switches the trace on and writes records to w (header first)
 // until Stop. At least one law must be registered (the trace maps are
 // pinned with them).
 func StartTrace(ctx context.Context, opts Options, w io.Writer) (*Trace, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := bw.WriteString(TraceHeader + "\n"); err != nil {
+		return nil, fmt.Errorf("write trace: %w", err)
+	}
+	var line []byte
+	emit := func(r *TraceRecord) error {
+		line = appendCSV(line[:0], r)
+		if _, err := bw.Write(line); err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+		return nil
+	}
+	return StartTraceFunc(ctx, opts, emit, bw.Flush)
+}
+
+// StartTraceFunc switches the trace on and hands each record to emit (on
+// one goroutine; the record is reused after emit returns) until Stop,
+// which calls flush (nil: nothing to flush) at the end.
+func StartTraceFunc(ctx context.Context, opts Options, emit func(*TraceRecord) error, flush func() error) (*Trace, error) {
+	if flush == nil {
+		flush = func() error { return nil }
+	}
 	dir := opts.pinDir()
 	ctl, err := ebpf.LoadPinnedMap(filepath.Join(dir, "cclab_cc_ctl"), nil)
 	if err != nil {
@@ -126,13 +164,9 @@ func StartTrace(ctx context.Context, opts Options, w io.Writer) (*Trace, error) 
 	if v.Trace != 0 {
 		rd.Close()
 		ctl.Close()
-		return nil, errors.New("a trace is already running on " + dir)
+		return nil, ErrTraceRunning
 	}
-	t := &Trace{ctl: ctl, rd: rd, w: bufio.NewWriterSize(w, 1<<16), dropped: v.Dropped, done: make(chan error, 1), quit: make(chan struct{})}
-	if _, err := t.w.WriteString(TraceHeader + "\n"); err != nil {
-		t.close()
-		return nil, fmt.Errorf("write trace: %w", err)
-	}
+	t := &Trace{ctl: ctl, rd: rd, emit: emit, flush: flush, dropped: v.Dropped, done: make(chan error, 1), quit: make(chan struct{})}
 	v.Trace = 1
 	if err := ctl.Put(uint32(0), v); err != nil {
 		t.close()
@@ -149,6 +183,10 @@ func StartTrace(ctx context.Context, opts Options, w io.Writer) (*Trace, error) 
 	return t, nil
 }
 
+// ErrTraceRunning: another trace (a run's cc_trace.csv, a watch) has the
+// laws' trace; only one reads it at a time.
+var ErrTraceRunning = errors.New("a trace of the laws is already running")
+
 func (t *Trace) read() error {
 	// The laws' names and signals by trace id (kmod/law/law_table.h),
 	// looked up once, not per record.
@@ -159,7 +197,7 @@ func (t *Trace) read() error {
 		}
 	}
 	var r traceRec
-	var line []byte
+	var out TraceRecord
 	for {
 		rec, err := t.rd.Read()
 		if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
@@ -176,38 +214,48 @@ func (t *Trace) read() error {
 			return fmt.Errorf("decode trace record: %w", err)
 		}
 		id := names[r.Law]
-		line = line[:0]
-		line = strconv.AppendUint(line, r.TimeNs, 10)
-		line = append(line, ',')
-		line = append(line, netip.AddrPortFrom(netip.AddrFrom4(r.Saddr), r.Sport).String()...)
-		line = append(line, '-')
-		line = append(line, netip.AddrPortFrom(netip.AddrFrom4(r.Daddr), r.Dport).String()...)
-		line = append(line, ',')
-		line = append(line, id.law...)
-		line = append(line, ',')
-		line = strconv.AppendUint(line, uint64(r.CwndSegs)*uint64(r.MSS), 10)
-		line = append(line, ',')
-		if r.PacingRate != 0 && r.PacingRate <= math.MaxUint64/8 { // empty: not paced
-			line = strconv.AppendUint(line, r.PacingRate*8, 10)
+		out = TraceRecord{TimeNs: r.TimeNs, Local: netip.AddrPortFrom(netip.AddrFrom4(r.Saddr), r.Sport),
+			Remote: netip.AddrPortFrom(netip.AddrFrom4(r.Daddr), r.Dport), Law: id.law,
+			CwndBytes: uint64(r.CwndSegs) * uint64(r.MSS), Signal: r.Signal, SignalName: id.signal,
+			Note: noteOf(r.Trace), LawCwndBytes: r.LawCwndBytes, RTTus: r.RTTus, Nhops: r.Nhops}
+		if r.PacingRate != 0 && r.PacingRate <= math.MaxUint64/8 { // 0: not paced
+			out.PacingBps = r.PacingRate * 8
 		}
-		line = append(line, ',')
-		line = strconv.AppendUint(line, r.Signal, 10)
-		line = append(line, ',')
-		line = append(line, id.signal...)
-		line = append(line, ',')
-		line = append(line, noteOf(r.Trace)...)
-		line = append(line, ',')
-		line = strconv.AppendUint(line, r.LawCwndBytes, 10)
-		line = append(line, ',')
-		line = strconv.AppendUint(line, uint64(r.RTTus), 10)
-		line = append(line, ',')
-		line = strconv.AppendUint(line, uint64(r.Nhops), 10)
-		line = append(line, '\n')
-		if _, err := t.w.Write(line); err != nil {
-			return fmt.Errorf("write trace: %w", err)
+		if err := t.emit(&out); err != nil {
+			return err
 		}
 		t.stats.Records++
 	}
+}
+
+// appendCSV appends r as a row of cc_trace.csv.
+func appendCSV(line []byte, r *TraceRecord) []byte {
+	line = strconv.AppendUint(line, r.TimeNs, 10)
+	line = append(line, ',')
+	line = append(line, r.Local.String()...)
+	line = append(line, '-')
+	line = append(line, r.Remote.String()...)
+	line = append(line, ',')
+	line = append(line, r.Law...)
+	line = append(line, ',')
+	line = strconv.AppendUint(line, r.CwndBytes, 10)
+	line = append(line, ',')
+	if r.PacingBps != 0 { // empty: not paced
+		line = strconv.AppendUint(line, r.PacingBps, 10)
+	}
+	line = append(line, ',')
+	line = strconv.AppendUint(line, r.Signal, 10)
+	line = append(line, ',')
+	line = append(line, r.SignalName...)
+	line = append(line, ',')
+	line = append(line, r.Note...)
+	line = append(line, ',')
+	line = strconv.AppendUint(line, r.LawCwndBytes, 10)
+	line = append(line, ',')
+	line = strconv.AppendUint(line, uint64(r.RTTus), 10)
+	line = append(line, ',')
+	line = strconv.AppendUint(line, uint64(r.Nhops), 10)
+	return append(line, '\n')
 }
 
 // Stop switches the trace off, writes what is still buffered and returns
@@ -230,7 +278,7 @@ func (t *Trace) Stop() (TraceStats, error) {
 			errs = append(errs, fmt.Errorf("flush trace: %w", err))
 		}
 		errs = append(errs, <-t.done)
-		errs = append(errs, t.w.Flush())
+		errs = append(errs, t.flush())
 		t.close()
 	})
 	return t.stats, errors.Join(errs...)

@@ -18,6 +18,7 @@
 char _license[] SEC("license") = "GPL";
 
 /* From include/net/tcp.h: macros are not in vmlinux.h. */
+#define CCLAB_TCP_CONG_NON_RESTRICTED	0x1
 #define CCLAB_TCP_CONG_NEEDS_ECN	0x2
 #define CCLAB_TCP_INFINITE_SSTHRESH	0x7fffffff
 #define CCLAB_TCP_ECN_OK		1

@@ -405,10 +405,11 @@ void CCLAB_PROG(GLUE(cwnd_event), struct sock *sk, enum tcp_ca_event ev)
 }
 #define CCLAB_ECN_OPS \
 	.in_ack_event = (void *)GLUE(in_ack_event), \
-	.cwnd_event = (void *)GLUE(cwnd_event), \
-	.flags = CCLAB_TCP_CONG_NEEDS_ECN,
+	.cwnd_event = (void *)GLUE(cwnd_event),
+#define CCLAB_CONG_FLAGS (CCLAB_TCP_CONG_NON_RESTRICTED | CCLAB_TCP_CONG_NEEDS_ECN)
 #else
 #define CCLAB_ECN_OPS
+#define CCLAB_CONG_FLAGS CCLAB_TCP_CONG_NON_RESTRICTED
 #endif
 
 SEC(".struct_ops.link")
@@ -420,6 +421,12 @@ struct tcp_congestion_ops cclab_ops = {
 	.undo_cwnd = (void *)GLUE(undo_cwnd),
 	.release = (void *)GLUE(release),
 	CCLAB_ECN_OPS
+	/*
+	 * Non-restricted: a network namespace other than the initial one may
+	 * make the law its default (net.ipv4.tcp_congestion_control, as
+	 * `cclab topo up --cc` does in every host), and any user may pick it.
+	 */
+	.flags = CCLAB_CONG_FLAGS,
 	.name = CCLAB_STR(LAW_NAME),
 };
 

@@ -251,3 +251,24 @@ func alive(pid int) bool {
 	}
 	return f[0] != "Z" && f[0] != "X"
 }
+
+// RunsWithNamespaces lists the runs that have namespaces, sorted.
+func RunsWithNamespaces() ([]runid.ID, error) {
+	ents, err := os.ReadDir(NetnsDir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	seen := map[runid.ID]bool{}
+	var out []runid.ID
+	for _, e := range ents {
+		if id, _, ok := runid.FromNetns(e.Name()); ok && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}

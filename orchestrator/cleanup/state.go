@@ -127,3 +127,21 @@ func statFields(pid int) ([]string, error) {
 	}
 	return strings.Fields(s[i+1:]), nil
 }
+
+// RunsWithState lists the runs that have a state directory, in name order.
+func RunsWithState() ([]runid.ID, error) {
+	ents, err := os.ReadDir(runid.StateRoot)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []runid.ID
+	for _, e := range ents {
+		if id, err := runid.Parse(e.Name()); err == nil && e.IsDir() {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

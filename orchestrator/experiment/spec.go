@@ -23,6 +23,10 @@ type Experiment struct {
 	Timeout     units.Duration `yaml:"timeout" json:"timeout_ns"` // a flow not done this long after its start fails
 	Switch      *Switch        `yaml:"switch" json:"switch,omitempty"`
 	Trace       bool           `yaml:"trace" json:"trace"` // per-ACK law trace into cc_trace.csv
+	// Watch, when not 0, records `cclab watch`'s stream every Watch into
+	// the run's watch.jsonl (each socket's window, RTTs and rates, each
+	// switch port's queue and utilisation).
+	Watch units.Duration `yaml:"watch" json:"watch_ns,omitempty"`
 	// Laws are parameters of cclab's eBPF laws, as `cclab cc load` takes
 	// them ("name" for every law that has it, "law.name" for one). With
 	// this section the run registers the laws it uses with these
@@ -35,6 +39,10 @@ type Experiment struct {
 	// run registers them as it registers `laws:` (those settings, the
 	// calibration's, then the variant's own).
 	Variants map[string]VariantSpec `yaml:"variants" json:"variants,omitempty"`
+	// Events change links at times of the run; Schedule repeats changes
+	// periodically (events.go).
+	Events   []LinkEvent `yaml:"events" json:"events,omitempty"`
+	Schedule *Schedule   `yaml:"schedule" json:"schedule,omitempty"`
 	// Emulation says how the fabric is emulated and judged.
 	Emulation Emulation `yaml:"emulation" json:"emulation"`
 	Workload  []Entry   `yaml:"workload" json:"workload"`

@@ -44,6 +44,7 @@ type Sampler struct {
 	busySum    float64
 	first, cur cpustat.Times
 	peak       map[*LinkEnd]uint64
+	peakRatio  map[*LinkEnd]float64 // busiest window over the rate in force then
 	startTx    map[*LinkEnd]uint64
 	began      time.Time
 	ended      time.Time
@@ -61,11 +62,16 @@ type SamplerOptions struct {
 	// counts as saturated when they spent at least 90 % of it in softirq,
 	// or a softirq run was cut short (CPU.SaturatedShare).
 	PacketCPUs []int
+	// RateInForce, when set, is the highest rate an egress was set to
+	// since the previous call for it (a run whose events change links):
+	// each window is held against it, not the configured rate. Nil: the
+	// configured rate throughout.
+	RateInForce func(node, iface string) uint64
 }
 
 // StartSampler samples links and CPUs until Stop.
 func StartSampler(ends []LinkEnd, opt SamplerOptions) *Sampler {
-	s := &Sampler{opt: opt, stop: make(chan struct{}), peak: map[*LinkEnd]uint64{}, startTx: map[*LinkEnd]uint64{}}
+	s := &Sampler{opt: opt, stop: make(chan struct{}), peak: map[*LinkEnd]uint64{}, peakRatio: map[*LinkEnd]float64{}, startTx: map[*LinkEnd]uint64{}}
 	s.softnet0, _ = readSoftnet()
 	s.drops0, _ = ifaceDrops(opt.Namespaces)
 	for i := range ends {
@@ -112,10 +118,23 @@ func (s *Sampler) sampleLinks(groups map[string][]*LinkEnd) {
 				// would overstate the rate.
 				bps := uint64(float64(v-e.lastTx) * 8 / dt.Seconds())
 				s.peak[e] = max(s.peak[e], bps)
+				if rate := s.rateInForce(e); rate > 0 {
+					s.peakRatio[e] = max(s.peakRatio[e], float64(bps)/float64(rate))
+				}
 			}
 			e.lastTx, e.lastAt, e.lastUncertainty, e.sawCounter = v, at.at, at.uncertainty, true
 		}
 	}
+}
+
+// rateInForce is the rate e's window is held against.
+func (s *Sampler) rateInForce(e *LinkEnd) uint64 {
+	if s.opt.RateInForce != nil {
+		if r := s.opt.RateInForce(e.Node, e.Iface); r > 0 {
+			return r
+		}
+	}
+	return e.ConfigBps
 }
 
 func (s *Sampler) loop() {
@@ -225,7 +244,7 @@ func (s *Sampler) Stop() Report {
 		r.Links = append(r.Links, LinkRate{
 			Node: e.Node, Iface: e.Iface, ConfigBps: e.ConfigBps, PeakBps: peak,
 			MeanBps: uint64(float64(tx) * 8 / secs), TxBytes: tx,
-			Ratio: float64(peak) / float64(e.ConfigBps),
+			Ratio: s.peakRatio[e],
 		})
 	}
 	sort.Slice(r.Links, func(i, j int) bool {

@@ -8,6 +8,7 @@ import (
 
 	"cclab/internal/runid"
 	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/delay"
 	"cclab/topology"
 )
 
@@ -41,6 +42,20 @@ func Open(id runid.ID) (*Network, error) {
 		if _, err := os.Stat(filepath.Join(cleanup.NetnsDir, n.Netns(nd.Name))); err != nil {
 			return nil, fmt.Errorf("open run %s: namespace of %s: %w", id, nd.Name, err)
 		}
+	}
+	// The placement is a function of the plan, and the engine of the
+	// options and the kernel, as Up chose them: a process that serves
+	// the line of a network another built (`cclab topo up`'s
+	// supervisor) finds the same sinks and classes.
+	pl, err := delay.Place(&p)
+	if err != nil {
+		return nil, fmt.Errorf("open run %s: %w", id, err)
+	}
+	if !pl.Empty() {
+		if n.DelayEngine, err = n.Options.DelayEngine.Resolve(); err != nil {
+			return nil, fmt.Errorf("open run %s: %w", id, err)
+		}
+		n.Delay = pl
 	}
 	return n, nil
 }

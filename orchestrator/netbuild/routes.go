@@ -22,6 +22,15 @@ func ipNet(p netip.Prefix) *net.IPNet {
 // equal-cost next hop (onlink: the gateway is the peer's end of a /31 on
 // that port, so the kernel need not look it up).
 func addRoutes(n *nsNode, routes []topology.Route) error {
+	return putRoutes(n, routes, n.h.RouteAdd)
+}
+
+// replaceRoutes puts back routes a link going down withdrew.
+func replaceRoutes(n *nsNode, routes []topology.Route) error {
+	return putRoutes(n, routes, n.h.RouteReplace)
+}
+
+func putRoutes(n *nsNode, routes []topology.Route, put func(*netlink.Route) error) error {
 	for _, r := range routes {
 		rt := &netlink.Route{Dst: ipNet(r.Dst)}
 		if len(r.NextHops) == 1 {
@@ -42,7 +51,7 @@ func addRoutes(n *nsNode, routes []topology.Route) error {
 				})
 			}
 		}
-		if err := n.h.RouteAdd(rt); err != nil {
+		if err := put(rt); err != nil {
 			return fmt.Errorf("route to %s on %s: %w", r.Dst, n.node.Name, err)
 		}
 	}

@@ -34,3 +34,10 @@ type Env struct {
 	// ZeroNs is the CLOCK_MONOTONIC time zero of the workload.
 	ZeroNs int64
 }
+
+// A beginner is an extension that acts at times of the workload: Begin
+// gives it the final time zero (CLOCK_MONOTONIC ns), which may move after
+// the extensions started.
+type beginner interface {
+	Begin(zero int64)
+}

@@ -131,6 +131,9 @@ func Prepare(path string) (*Prepared, error) {
 	if len(p.Variants) == 0 {
 		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%s); `cclab cc load` loads cclab's laws", path, strings.Join(skippedNames(p.Skipped), ", "))
 	}
+	if err := checkLinkEvents(exp, plan); err != nil {
+		return nil, err
+	}
 	if exp.Switch != nil {
 		if err := checkMarkings(exp, plan, ccs); err != nil {
 			return nil, err

@@ -252,26 +252,6 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	return nil
 }
 
-// setPathHops gives the laws that count their path's hops (Swift) this
-// topology's: the switches between every ordered pair of hosts. Without
-// such a law registered there is no table, and nothing to do.
-func setPathHops(plan *topology.Plan, opts cclaws.Options) error {
-	pds, err := plan.PathDelays()
-	if err != nil {
-		return err
-	}
-	paths := make([]cclaws.PathHops, 0, len(pds))
-	for _, pd := range pds {
-		src, _ := plan.Node(pd.Src)
-		dst, _ := plan.Node(pd.Dst)
-		paths = append(paths, cclaws.PathHops{Src: src.Addr, Dst: dst.Addr, Switches: uint32(pd.Switches)})
-	}
-	if err := cclaws.SetPathHops(opts, paths); err != nil && !errors.Is(err, cclaws.ErrNoPathTable) {
-		return fmt.Errorf("path table: %w", err)
-	}
-	return nil
-}
-
 // HostOptions turns the experiment's host settings into build options.
 func HostOptions(h experiment.Hosts) netbuild.Options {
 	o := netbuild.DefaultOptions()
@@ -397,7 +377,7 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		return sum, err
 	}
 	rj.Derived, rj.DerivedFrom, rj.DerivedApplied = laws.derived, laws.baseVariant, laws.applied
-	if err := setPathHops(p.Plan, opt.Laws); err != nil {
+	if err := calibrate.SetPathHops(p.Plan, opt.Laws); err != nil {
 		return sum, err
 	}
 	regs, err := registeredLaws(opt.Laws)
@@ -443,8 +423,18 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 	rj.ZeroNs = zero
 	rj.ClockOffsetNs = flows.Realtime() - flows.Monotonic()
 	var exts []Extension
+	var tel *telemetry
 	if p.Exp.Switch != nil {
-		exts = append(exts, &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches})
+		tel = &telemetry{cfg: *p.Exp.Switch, stampINT: stamped, echoPinDir: opt.Laws.PinDir, switches: switches}
+		exts = append(exts, tel)
+	}
+	if p.Exp.Watch > 0 {
+		exts = append(exts, &watchRecorder{every: p.Exp.Watch.D(), tel: tel})
+	}
+	var events *linkEvents
+	if ch := p.Exp.LinkChanges(); len(ch) > 0 {
+		events = &linkEvents{changes: ch, tel: tel, line: dl}
+		exts = append(exts, events)
 	}
 	if _, isLaw := regs[v.CC]; p.Exp.Trace && isLaw {
 		exts = append(exts, &lawTrace{opts: opt.Laws})
@@ -471,13 +461,22 @@ func runVariant(ctx context.Context, p *Prepared, v Variant, dir string, opt Opt
 		zero = now + int64(20*time.Millisecond)
 		rj.ZeroNs, env.ZeroNs = zero, zero
 	}
+	for _, x := range started {
+		if b, ok := x.(beginner); ok {
+			b.Begin(zero)
+		}
+	}
 	// Health covers the workload only, not the CPU that loading the
 	// extensions' BPF programs took.
 	if cpuProbe != nil {
 		cpuProbe.Start()
 	}
-	sampler := health.StartSampler(linkEnds(p.Plan, net), health.SamplerOptions{
-		Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()})
+	sopt := health.SamplerOptions{Interval: 100 * time.Millisecond, Namespaces: net.Namespaces(), PacketCPUs: dl.PacketCPUs()}
+	if events != nil {
+		// A link the events changed carries what its rate then allows.
+		sopt.RateInForce = events.app.PeakRate
+	}
+	sampler := health.StartSampler(linkEnds(p.Plan, net), sopt)
 
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {

@@ -10,6 +10,7 @@ import (
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/fidelity"
+	"cclab/orchestrator/linkchange"
 	"cclab/rundir"
 	"cclab/topology"
 )
@@ -31,6 +32,8 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 		Fidelity:    fidelity.Verdict{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
 		Interrupted: &rundir.Interrupted{Signal: "SIGHUP", At: "2026-11-26T00:00:08Z", Cause: "interrupted by SIGHUP"},
 		Calibration: &calibrate.Result{Classes: []calibrate.Class{{Switches: 3, FloorNs: 8_450_000}}},
+		Extensions: map[string]any{"link_events": LinkEventsJSON{Changes: []linkchange.Record{{
+			Request: linkchange.Request{Target: "s0:s1", Rate: "400Mbit"}, Links: []string{"s0:s1"}, InForce: 99, At: 7}}}},
 	}
 	dir := t.TempDir()
 	if err := writeJSON(filepath.Join(dir, rundir.RunJSON), rj); err != nil {
@@ -45,6 +48,9 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 		Flows: rj.Flows, Errors: rj.Errors, Fidelity: &rundir.Fidelity{Verdict: fidelity.Degraded, Reasons: []string{"cpu: busy"}},
 		Interrupted: rj.Interrupted,
 		Calibration: &rundir.Calibration{Classes: []rundir.CalibratedClass{{Switches: 3, FloorNs: 8_450_000}}}}
+	want.Extensions.LinkEvents = &struct {
+		Changes []rundir.LinkChange `json:"changes"`
+	}{Changes: []rundir.LinkChange{{Target: "s0:s1", Links: []string{"s0:s1"}, Rate: "400Mbit", InForce: 99, At: 7}}}
 	want.Experiment.Name, want.Experiment.Topology = "x", "../topologies/line-3.yaml"
 	// The fixture must set every field of Info, so that a field added to
 	// Info without a matching one in RunJSON fails here.

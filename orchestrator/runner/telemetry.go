@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"cclab/orchestrator/experiment"
+	"cclab/orchestrator/live"
+	"cclab/orchestrator/watch"
 	"cclab/rundir"
 	"cclab/tcopt/agent"
 	"cclab/tcopt/intswitch"
@@ -40,10 +42,13 @@ type telemetry struct {
 	// earlier variants (intswitch.Cache).
 	switches *intswitch.Cache
 
-	sw     *intswitch.Switch
-	smp    *intswitch.Sampler
-	queues *os.File
-	ag     *agent.Agent
+	sw      *intswitch.Switch
+	portSmp *watch.PortSampler
+	// stopPorts ends the control socket that answers `cclab watch`.
+	stopPorts func()
+	smp       *intswitch.Sampler
+	queues    *os.File
+	ag        *agent.Agent
 }
 
 // TelemetryJSON is what run.json records under extensions.switch.
@@ -121,6 +126,10 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports, Cache: t.switches}); err != nil {
 		return fmt.Errorf("attach switch: %w", err)
 	}
+	t.portSmp = watch.NewPortSampler(t.sw)
+	if t.stopPorts, err = live.ServePorts(env.ID, t.portSmp); err != nil {
+		return err
+	}
 	if t.queues, err = os.Create(filepath.Join(env.Dir, rundir.QueuesCSV)); err != nil {
 		return fmt.Errorf("queues.csv: %w", err)
 	}
@@ -191,6 +200,10 @@ func (t *telemetry) portMarkings() ([]PortMarkingJSON, error) {
 // process back out of the run's cgroup.
 func (t *telemetry) close() error {
 	var errs []error
+	if t.stopPorts != nil {
+		t.stopPorts()
+		t.stopPorts = nil
+	}
 	if t.smp != nil {
 		errs = append(errs, t.smp.Stop())
 		t.smp = nil
