@@ -211,8 +211,8 @@ func TestCalibrateRejectsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{bad}, "bad.yaml:5: rate: \"fast\""},
-		{[]string{writeFile(t, "kind.yaml", "name: x\nkind: ring\n")}, "kind.yaml:2: kind \"ring\""},
+		{[]string{bad}, "bad.yaml:5:19: rate: \"fast\""},
+		{[]string{writeFile(t, "kind.yaml", "name: x\nkind: ring\n")}, "kind.yaml:2:1: kind \"ring\""},
 		{[]string{writeFile(t, "yaml.yaml", "name: [x\n")}, "yaml.yaml"},
 		{[]string{filepath.Join(t.TempDir(), "none.yaml")}, "read topology"},
 		{[]string{good, "--delay-engine", "tc"}, "--delay-engine"},

@@ -590,6 +590,15 @@ func TestShippedTopologiesReachable(t *testing.T) {
 	for _, f := range []string{"fattree-k8.yaml", "powertcp-fattree.yaml", "hpcc-fattree.yaml", "leafspine.yaml", "dumbbell.yaml", "star-16.yaml", "line-3.yaml"} {
 		t.Run(f, func(t *testing.T) {
 			n := up(t, load(t, f), DefaultOptions())
+			// A topology with delays carries packets only while its delay
+			// line serves them (orchestrator/delay).
+			srv, err := n.ServeDelay(context.Background(), delay.ServeOptions{CPU: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if srv != nil {
+				defer srv.Stop()
+			}
 			ls := listenAll(t, n, 5003)
 			for _, l := range ls {
 				go func() {
