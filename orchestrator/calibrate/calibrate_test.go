@@ -11,6 +11,7 @@ import (
 
 	"cclab/internal/quiettest"
 	"cclab/internal/runid"
+	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
@@ -174,7 +175,7 @@ func calibrateAndCheck(t *testing.T, d time.Duration, laws []string) (*calibrate
 			errs = append(errs, fmt.Errorf("%d switches: load achieved %d bit/s, paced at %d", c.Switches, c.AchievedBps, c.LoadBps))
 		}
 	}
-	dv, err := calibrate.Derive(r, plan, laws, map[string]string{"hpcc.base_rtt_ns": "13000", "int_max_age_ns": "5000000"})
+	dv, err := calibrate.Derive(r, plan, laws, law.Settings{{Law: law.HPCC, Param: "base_rtt_ns", Value: 13000}, {Param: "int_max_age_ns", Value: 5000000}})
 	if err != nil {
 		t.Fatal(err)
 	}
