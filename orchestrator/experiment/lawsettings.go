@@ -21,7 +21,15 @@ func (e *Experiment) validateLaws(p *problems) {
 	o := once{p: p, seen: map[blame]bool{}}
 	section := parseSettings(o, e.Laws, "", e.lawLines, e.LawsLine, "laws: ")
 	e.LawSet = section.s
-	for _, l := range e.lawsByName() {
+	byName := e.lawsByName()
+	// The run registers the laws it runs by name with the whole section
+	// (internal/cc refuses a setting none of them takes).
+	for i, s := range section.s {
+		if !slices.ContainsFunc(byName, s.AppliesTo) {
+			o.add(blame{section.lines[i], s.Param}, "laws: %s: the file runs no law that has it under the law's own name (it runs %s); a variant's own settings go in its set:", s, lawNames(byName))
+		}
+	}
+	for _, l := range byName {
 		checkLaw(o, l, section, e.LawsLine, "laws: ")
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Variants)) {
@@ -111,6 +119,14 @@ func (ls linedSettings) forLaw(l law.Law) linedSettings {
 
 func (ls linedSettings) then(more linedSettings) linedSettings {
 	return linedSettings{append(slices.Clone(ls.s), more.s...), append(slices.Clone(ls.lines), more.lines...)}
+}
+
+func lawNames(laws []law.Law) string {
+	out := make([]string, len(laws))
+	for i, l := range laws {
+		out[i] = l.String()
+	}
+	return strings.Join(out, ", ")
 }
 
 // parseSettings parses a section's name -> value map (each name prefixed

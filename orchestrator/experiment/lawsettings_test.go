@@ -72,6 +72,12 @@ func TestLawSettingsErrors(t *testing.T) {
 	}
 	// Once each: a variant inherits the laws section, and the entry's set
 	// makes a variant of each compared law.
+	// A setting for a law the file runs by no name of its own: the run
+	// would register no law that takes it.
+	_, err2 := Parse("experiments/t.yaml", []byte(strings.Replace(lawFile, "powertcp.gamma_ppm", "swift.hops", 1)))
+	if want := "experiments/t.yaml:6: laws: swift.hops=900000: the file runs no law that has it under the law's own name (it runs powertcp, timely)"; err2 == nil || !at(err2, want) {
+		t.Errorf("%v, want %q", err2, want)
+	}
 	if n := strings.Count(err.Error(), "\n") + 1; n != 5 {
 		t.Errorf("%d problems, want 5:\n%v", n, err)
 	}
