@@ -11,6 +11,7 @@ import (
 
 	"cclab/internal/quiettest"
 	"cclab/internal/runid"
+	"cclab/internal/testtier"
 	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/delay"
@@ -61,6 +62,7 @@ links:
 // and a larger delay moves every derived time constant by what the paths
 // gained, while the experiment's pinned values stay as pinned.
 func TestCalibrationFollowsDelay(t *testing.T) {
+	testtier.Kernel(t)
 	laws := []string{"powertcp", "hpcc", "swift", "dctcp", "timely", "dcqcn"}
 	var derived []*calibrate.Derived
 	// The floors are timing: a try with CPU time stolen by the hypervisor

@@ -9,7 +9,7 @@ import (
 
 // Every experiment cclab ships passes Check: its file, topology, law
 // settings and every variant's flows.
-func TestShippedExperimentsCheck(t *testing.T) {
+func TestCheckShippedExperiments(t *testing.T) {
 	var files []string
 	err := filepath.WalkDir("../../experiments", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
