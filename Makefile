@@ -83,7 +83,7 @@ test: deps-check
 CHECK_PKGS := ./analysis/... ./internal/cpustat ./internal/hostlock ./internal/interrupt \
 	./internal/layers ./internal/runid ./internal/testtier ./internal/units \
 	./kmod/bpf ./kmod/law ./kmod/law/lawfuzz ./orchestrator/calibrate \
-	./orchestrator/experiment ./orchestrator/fidelity ./orchestrator/workload \
+	./orchestrator/experiment ./orchestrator/fidelity ./orchestrator/live ./orchestrator/workload \
 	./reproduce ./rundir ./tcopt ./topology/...
 check:
 	$(GO) test -short -count=1 $(CHECK_PKGS)

@@ -73,3 +73,27 @@ func TestCheckAsNonRoot(t *testing.T) {
 		}
 	}
 }
+
+// cc load types and checks its name=value settings against the law table
+// before it loads anything: a bad one is refused and the pin directory
+// stays empty.
+func TestCCLoadChecksSettingsFirst(t *testing.T) {
+	pins := filepath.Join(t.TempDir(), "pins")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hpcc", "eta_ppm=5"}, "hpcc eta_ppm=5 ppm: outside its range 100000..1000000"},
+		{[]string{"hpcc", "swift.hops=2"}, "law swift is not among hpcc"},
+		{[]string{"timely", "t_low_ns=600000"}, "t_low_ns must be below t_high_ns"},
+		{[]string{"hpcc", "eta_ppm=0x10"}, "not a non-negative integer"},
+	} {
+		args := append([]string{"cc", "load", "--pin-dir", pins}, c.args...)
+		if _, err := runCclab(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("cclab %s: %v, want an error saying %q", strings.Join(args, " "), err, c.want)
+		}
+		if _, err := os.Stat(pins); !os.IsNotExist(err) {
+			t.Fatalf("cclab %s touched the pin directory: %v", strings.Join(args, " "), err)
+		}
+	}
+}
