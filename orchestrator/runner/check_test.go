@@ -53,3 +53,22 @@ func TestCheckJudgesTheFile(t *testing.T) {
 		}
 	}
 }
+
+// The flows' problems of every compared name are reported together, each
+// at the line of the workload entry it is about.
+func TestCheckReportsEveryFlowProblem(t *testing.T) {
+	body := "compare: [dctcp, qcn]\nswitch: {int: true}\nworkload:\n  - name: i\n    tool: iperf3\n    long: {src: h1, dst: h0, stop: 1s}\n  - name: l\n    long: {src: h2, dst: h0, stop: 1s}\n"
+	_, err := Check(writeExperiment(t, "star-16.yaml", body))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`exp.yaml:6: dctcp runs iperf3 flows (workload entry "i")`,
+		`exp.yaml:6: qcn's run has qcn flows (workload entry "i") and no QCN congestion point`,
+		`exp.yaml:9: qcn's run has qcn flows (workload entry "l") and no QCN congestion point`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -122,26 +123,41 @@ func (p *Prepared) generate(avail map[string]bool) error {
 			}
 		}
 	}
+	// Every compared name's flows are generated and judged, and every
+	// problem reported once, at its line.
+	var errs []error
+	seen := map[string]bool{}
+	problem := func(err error) {
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
 	for _, cc := range ccs {
 		if slices.Contains(skippedNames(p.Skipped), cc) {
 			continue
 		}
 		fl, err := workload.Generate(exp, plan, cc)
 		if err != nil {
-			return err
+			problem(err)
+			continue
 		}
 		if len(fl) == 0 {
-			return fmt.Errorf("%s: the workload generates no flows", path)
+			problem(fmt.Errorf("%s:%d: the workload generates no flows", path, exp.Line))
+			continue
 		}
 		for _, f := range fl {
 			if f.Tool == flows.Iperf3 && usesECN(exp, f.CC) {
-				return fmt.Errorf("%s: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, f.CC, f.Group)
+				problem(fmt.Errorf("%s:%d: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, entryLine(exp, f.Group), f.CC, f.Group))
 			}
 			if l, ok := lawOf(exp, f.CC); ok && l.UsesQCN() && !hasQCN(exp, cc) {
-				return fmt.Errorf("%s: %s's run has %s flows (workload entry %q) and no QCN congestion point to send them feedback: give switch: {int: true, qcn: {qeq: ...}} (or ecn_profiles.%s.qcn)", path, cc, f.CC, f.Group, cc)
+				problem(fmt.Errorf("%s:%d: %s's run has %s flows (workload entry %q) and no QCN congestion point to send them feedback: give switch: {int: true, qcn: {qeq: ...}} (or ecn_profiles.%s.qcn)", path, entryLine(exp, f.Group), cc, f.CC, f.Group, cc))
 			}
 		}
 		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if len(p.Variants) == 0 {
 		return fmt.Errorf("%s: none of the compared congestion controls is loaded (%s); `cclab cc load` loads cclab's laws", path, strings.Join(skippedNames(p.Skipped), ", "))
@@ -155,6 +171,17 @@ func (p *Prepared) generate(avail map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// entryLine is the line of the workload entry named name (the file's own
+// line when there is none).
+func entryLine(exp *experiment.Experiment, name string) int {
+	for _, en := range exp.Workload {
+		if en.Name == name {
+			return en.Line
+		}
+	}
+	return exp.Line
 }
 
 // usesECN reports whether cc is one of cclab's ECN laws, by its own name
