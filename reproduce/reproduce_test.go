@@ -103,12 +103,12 @@ func TestSmokeEndToEnd(t *testing.T) {
 	if !strings.Contains(string(page), "results/smoke/cubic-seed1-paper-recovery-numbered.png") {
 		t.Errorf("results page does not show the side-by-side figure")
 	}
-	health, err := os.ReadFile(filepath.Join(docs, ReproductionPage))
+	health, err := os.ReadFile(filepath.Join(docs, ResultsDir, HealthFile))
 	if err != nil || !strings.Contains(string(health), "| smoke | 1 | cubic |") {
-		t.Errorf("health section: %v\n%s", err, health)
+		t.Errorf("health page: %v\n%s", err, health)
 	}
 	// Regenerating from the store alone (cclab reproduce --page-only)
-	// gives the same page, and keeps the health section's markers.
+	// gives the same page.
 	if err := Publish(nil, docs); err != nil {
 		t.Fatal(err)
 	}
