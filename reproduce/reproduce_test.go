@@ -71,8 +71,14 @@ func TestSmokeEndToEnd(t *testing.T) {
 	c := o.Claims[0]
 	// A mean over the three runs, judged against the lab's limit; a run
 	// that never recovered makes it not measurable (no mean over a never).
-	if !slices.Contains([]string{Agrees, Disagrees, Inconclusive, NotMeasurable, DegradedRuns}, c.Verdict) || c.N > 3 {
-		t.Fatalf("claim verdict %q (%s)", c.Verdict, c.Reason)
+	// A run judged degraded (the shared machine's load) does not count, so
+	// the claim is then too few, and only then.
+	verdicts := []string{Agrees, Disagrees, Inconclusive, NotMeasurable, DegradedRuns}
+	if slices.ContainsFunc(c.Seeds, func(s SeedValue) bool { return !s.Faithful }) {
+		verdicts = append(verdicts, TooFew)
+	}
+	if !slices.Contains(verdicts, c.Verdict) || c.N > 3 {
+		t.Fatalf("claim verdict %q (%s), seeds %+v", c.Verdict, c.Reason, c.Seeds)
 	}
 	if err := Publish(outs, docs); err != nil {
 		t.Fatal(err)
