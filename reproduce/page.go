@@ -348,6 +348,7 @@ func ResultsMarkdown(outs []*Outcome) []byte {
 	p("*inconclusive* when it straddles an edge; below the samples its statistic\n")
 	p("needs it is *too few*. Bands: \"X %% better\" agrees for an improvement in\n")
 	p("[X/2, min(2X, 100)] %%; a ratio or an absolute figure within a factor of 2;\n")
+	p("a range the paper states within [0.9 x its low end, 1.1 x its high end];\n")
 	p("a claim with no number against the lab's reading (a limit or a direction).\n\n")
 	counts := map[string]map[string]int{}
 	total := 0
