@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -196,36 +195,6 @@ func atomicWrite(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(path+".tmp", path)
-}
-
-// format prints a metric in its unit.
-func format(m Metric, x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	if math.IsInf(x, 1) {
-		return "never"
-	}
-	switch m.Unit {
-	case "ms":
-		return strconv.FormatFloat(x/1e6, 'f', 2, 64)
-	case "KB":
-		return strconv.FormatFloat(x/1e3, 'f', 1, 64)
-	case "%":
-		return strconv.FormatFloat(100*x, 'f', 0, 64)
-	case "":
-		if x == math.Trunc(x) {
-			return strconv.FormatFloat(x, 'f', 0, 64)
-		}
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
-}
-
-func label(m Metric) string {
-	if m.Unit == "" || m.Unit == "x" {
-		return m.Label
-	}
-	return m.Label + " (" + m.Unit + ")"
 }
 
 var verdictMark = map[string]string{Agrees: "agrees", Disagrees: "**disagrees**", Inconclusive: "inconclusive",
@@ -574,9 +543,9 @@ func seedSection(b *bytes.Buffer, o *Outcome, r RunOutcome) {
 	}
 	p("\n| --- |%s\n", strings.Repeat(" ---: |", len(ran)))
 	for _, m := range o.Metrics {
-		p("| %s |", label(m))
+		p("| %s |", m.Heading())
 		for _, v := range ran {
-			p(" %s |", format(m, v.Metrics.Get(m.Key)))
+			p(" %s |", m.Format(v.Metrics.Get(m.Key)))
 		}
 		p("\n")
 	}

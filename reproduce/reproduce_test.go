@@ -87,7 +87,7 @@ func TestSmokeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := format(Metric{Unit: "ms"}, fct)
+	want := Metric{Unit: "ms"}.Format(fct)
 	for _, s := range []string{"## smoke:", "| short flow FCT (ms) | " + want + " |", c.Measured(), "results/smoke/cubic-seed1-throughput.png", "- cubic: " + oneLine(v.Fidelity)} {
 		if !strings.Contains(string(page), s) {
 			t.Errorf("results page lacks %q:\n%s", s, page)
@@ -426,7 +426,7 @@ func TestRetryDegraded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !retryDegraded(context.Background(), e, ps, &r, receiverRate(ps), opt) {
+	if !retryDegraded(context.Background(), e, ps, &r, opt) {
 		t.Fatal("nothing retried")
 	}
 	v = r.variant("cubic")
@@ -438,7 +438,7 @@ func TestRetryDegraded(t *testing.T) {
 	}
 	// A faithful variant is not run again.
 	v.Fidelity = "faithful"
-	if retryDegraded(context.Background(), e, ps, &r, receiverRate(ps), opt) {
+	if retryDegraded(context.Background(), e, ps, &r, opt) {
 		t.Error("a faithful variant was run again")
 	}
 }
