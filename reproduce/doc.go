@@ -4,10 +4,10 @@
 // paper's own numbers under `reproduce:` (spec.go reads and checks them).
 // It is a client of both halves of the lab: Run runs each experiment once
 // per seed through orchestrator/runner, analyses every variant with
-// analysis/report, extracts the metrics a named measure gives
-// (measures.go) and judges each claim (judge.go): on the median of the
-// seeds whose variants were all judged faithful, in direction and within a
-// factor of 2 of the paper's figure. Publish regenerates docs/results.md
-// and the health section of docs/reproduction.md from the stored outcomes,
-// so every number on the page comes from a run.
+// analysis/report, which takes the metrics the file's measure gives
+// (analysis/report/measures.go: the suite computes none itself), and
+// judges each claim (judge.go): its statistic over the runs judged
+// faithful, with a 95 % interval, against the claim's band. Publish
+// regenerates docs/results.md and docs/results/health.md from the stored
+// outcomes, so every number on either page comes from a run.
 package reproduce

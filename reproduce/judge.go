@@ -123,7 +123,7 @@ func (c ClaimSpec) metric() string {
 
 func (c ClaimSpec) unit(e *Experiment) string {
 	if c.Value != nil {
-		u, _ := e.measure.unit(c.Value.Metric)
+		u, _ := e.measure.Unit(c.Value.Metric)
 		return u
 	}
 	return ""
@@ -157,7 +157,7 @@ func judgeClaim(e *Experiment, c ClaimSpec, o *Outcome) ClaimOutcome {
 		Value: Value(math.NaN()), CI: [2]Value{Value(math.NaN()), Value(math.NaN())}}
 	var data []seedData
 	var why []string
-	perFlow := e.measure.perFlow(c.metric())
+	perFlow := e.measure.PerFlow(c.metric())
 	for _, r := range o.Runs {
 		d := seedData{seed: r.Seed, faithful: true, samples: map[string][]Sample{}, values: map[string]float64{}}
 		ok := true

@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"cclab/analysis/report"
 	"math"
 	"os"
 	"path/filepath"
@@ -111,8 +112,18 @@ func flowRun(seed int64, n int, fidA string, f, g func(i int) float64) RunOutcom
 		{CC: "b", Status: "ran", Fidelity: "faithful", Samples: Samples{"short_slowdown": sb}}}}
 }
 
+// mustMeasure is the analysis's measure of that name (the tests name
+// existing ones).
+func mustMeasure(name string) report.Measure {
+	m, ok := report.LookupMeasure(name)
+	if !ok {
+		panic("no measure " + name)
+	}
+	return m
+}
+
 func fctExperiment(claims ...ClaimSpec) *Experiment {
-	return &Experiment{Name: "x", Compare: []string{"a", "b"}, measure: measures["fct"], Spec: Spec{Claims: claims}}
+	return &Experiment{Name: "x", Compare: []string{"a", "b"}, measure: mustMeasure("fct"), Spec: Spec{Claims: claims}}
 }
 
 // A percentile claim pools the flows of every faithful run: the number is
@@ -182,7 +193,7 @@ func TestPairedRatioClaim(t *testing.T) {
 func TestCensoredMedianClaim(t *testing.T) {
 	c := ClaimSpec{ID: "t", Statistic: "median", N: 6, Band: "factor2", Paper: PaperNumber{Value: fp(350)},
 		Value: &ValueCheck{CC: "a", Metric: "recovery_rtts", Bound: "at_least"}}
-	e := &Experiment{Name: "x", Compare: []string{"a"}, measure: measures["recovery"], Spec: Spec{Claims: []ClaimSpec{c}}}
+	e := &Experiment{Name: "x", Compare: []string{"a"}, measure: mustMeasure("recovery"), Spec: Spec{Claims: []ClaimSpec{c}}}
 	run := func(seed int64, x float64) RunOutcome {
 		return RunOutcome{Seed: seed, Variants: []VariantOutcome{{CC: "a", Status: "ran", Fidelity: "faithful", Metrics: Metrics{"recovery_rtts": x}}}}
 	}
@@ -211,7 +222,7 @@ func TestMeanRatioClaim(t *testing.T) {
 		Ratio: &RatioCheck{A: "a", B: "b", Metric: "queue_peak", Direction: "below"}}
 	nm := c
 	nm.ID, nm.NotMeasurable = "nm", "the buffer decides"
-	e := &Experiment{Name: "x", Compare: []string{"a", "b"}, measure: measures["queue"], Spec: Spec{Claims: []ClaimSpec{c, nm}}}
+	e := &Experiment{Name: "x", Compare: []string{"a", "b"}, measure: mustMeasure("queue"), Spec: Spec{Claims: []ClaimSpec{c, nm}}}
 	run := func(seed int64, qa, qb float64) RunOutcome {
 		return RunOutcome{Seed: seed, Variants: []VariantOutcome{
 			{CC: "a", Status: "ran", Fidelity: "faithful", Metrics: Metrics{"queue_peak": qa}},

@@ -8,6 +8,7 @@ import (
 
 	"cclab/analysis/metrics"
 	"cclab/analysis/plot"
+	"cclab/analysis/report"
 )
 
 // The side-by-side figures: a claim's own series from one variant's run,
@@ -32,9 +33,9 @@ type sideBySide struct {
 
 // claimSeries picks the series a value claim reads and puts the paper's
 // number on it; ok is false for a metric without a series to show.
-func claimSeries(v view, group string, metric string, paper float64) (sideBySide, bool) {
+func claimSeries(v report.MeasureView, group string, metric string, paper float64) (sideBySide, bool) {
 	s := sideBySide{level: math.NaN(), at: -1}
-	rtt := v.baseRTT()
+	rtt := v.BaseRTT()
 	kb := func(q []metrics.Point) []metrics.Point {
 		out := make([]metrics.Point, len(q))
 		for i, p := range q {
@@ -44,33 +45,33 @@ func claimSeries(v view, group string, metric string, paper float64) (sideBySide
 	}
 	switch metric {
 	case "queue_peak", "queue_p50", "mice_queue":
-		q := v.bottleneckQueue()
+		q := v.BottleneckQueue()
 		if q == nil {
 			return s, false
 		}
 		s.yLabel, s.series, s.level = "bottleneck queue (KB)", kb(q.Samples), paper/1e3
 	case "queue_peak_bdps":
-		q := v.bottleneckQueue()
-		bdp := v.rateBps * float64(rtt) / 8e9
+		q := v.BottleneckQueue()
+		bdp := v.RateBps() * float64(rtt) / 8e9
 		if q == nil || bdp <= 0 {
 			return s, false
 		}
 		s.yLabel, s.series, s.level = "bottleneck queue (KB)", kb(q.Samples), paper*bdp/1e3
 	case "drain_rtts":
-		q := v.bottleneckQueue()
-		start, ok := v.groupStart(group)
+		q := v.BottleneckQueue()
+		start, ok := v.GroupStart(group)
 		if q == nil || !ok || rtt <= 0 {
 			return s, false
 		}
 		s.yLabel, s.series = "bottleneck queue (KB)", kb(q.Samples)
 		s.event, s.at = start, start+time.Duration(paper*float64(rtt))
 	case "recovery_rtts":
-		longs := v.groupFlows("long")
-		end, ok := v.groupEnd("short")
+		longs := v.GroupFlows("long")
+		end, ok := v.GroupEnd("short")
 		if len(longs) == 0 || !ok || rtt <= 0 {
 			return s, false
 		}
-		for _, th := range v.a.Throughput {
+		for _, th := range v.Analysis().Throughput {
 			if th.Flow == longs[0].ID {
 				for _, p := range th.Points {
 					s.series = append(s.series, metrics.Point{T: p.T, V: p.V / 1e6})
@@ -91,7 +92,7 @@ func claimSeries(v view, group string, metric string, paper float64) (sideBySide
 // writeSideBySide draws the side-by-side figure of every claim of e that
 // reads cc's value and carries the paper's number, from view v of the
 // variant's run, into dir/analysis/figures (copyFigures finds them there).
-func writeSideBySide(e *Experiment, v view, cc, dir string) error {
+func writeSideBySide(e *Experiment, v report.MeasureView, cc, dir string) error {
 	for _, c := range e.Claims {
 		if c.Value == nil || c.Value.CC != cc || c.Paper.Value == nil {
 			continue
@@ -130,7 +131,7 @@ func (s sideBySide) chart(exp, cc string, c ClaimSpec) plot.Chart {
 		run.X, run.Y = append(run.X, ms(p.T)), append(run.Y, p.V)
 		lo, hi, top = math.Min(lo, ms(p.T)), math.Max(hi, ms(p.T)), math.Max(top, p.V)
 	}
-	paper := fmt.Sprintf("paper: %s %s (%s)", format(s.metric, *c.Paper.Value), s.metric.Unit, c.Paper.Where)
+	paper := fmt.Sprintf("paper: %s %s (%s)", s.metric.Format(*c.Paper.Value), s.metric.Unit, c.Paper.Where)
 	series := []plot.Series{run}
 	if !math.IsNaN(s.level) {
 		series = append(series, plot.Series{Name: paper, X: []float64{lo, hi}, Y: []float64{s.level, s.level}, Dashed: true, Color: 7})

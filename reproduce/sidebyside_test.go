@@ -20,7 +20,7 @@ func TestClaimSeries(t *testing.T) {
 		Queues: []series.Queue{q},
 		Flows:  []report.Flow{{ID: "1", Group: "incast", Start: 10e6, End: 30e6, Complete: true, BaseRTT: 4 * time.Millisecond}},
 	}
-	v := view{a: a, rateBps: 100e6} // BDP 50 KB
+	v := report.NewMeasureView(a, 100e6) // BDP 50 KB
 	for _, c := range []struct {
 		metric string
 		paper  float64

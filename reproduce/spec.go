@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"cclab/analysis/report"
 	"cclab/analysis/stats"
 	"cclab/internal/units"
 	"cclab/orchestrator/experiment"
@@ -28,7 +29,7 @@ type Spec struct {
 	// Order places the experiment in `cclab reproduce all`; 0 keeps it
 	// out (the smoke experiment).
 	Order   int    `yaml:"order"`
-	Measure string `yaml:"measure"` // one of measures (measures.go)
+	Measure string `yaml:"measure"` // one of analysis/report's measures (measures.go)
 	Group   string `yaml:"group"`   // the workload entry the measure looks at, where it takes one
 	// Seeds are the workload seeds the experiment runs with, one run
 	// each; empty: the file's seed only.
@@ -147,7 +148,7 @@ type Experiment struct {
 	Compare []string
 	Spec
 	Metrics []Metric
-	measure measure
+	measure report.Measure
 }
 
 // Dir is where the suite's files are, under the repository.
@@ -208,11 +209,11 @@ func fromExperiment(x *experiment.Experiment, file string) (*Experiment, error) 
 	if len(e.Seeds) == 0 {
 		e.Seeds = []int64{x.Seed}
 	}
-	m, ok := measures[e.Measure]
+	m, ok := report.LookupMeasure(e.Measure)
 	if !ok {
-		return nil, fmt.Errorf("reproduce: measure %q is not one of %v", e.Measure, measureNames())
+		return nil, fmt.Errorf("reproduce: measure %q is not one of %v", e.Measure, report.MeasureNames())
 	}
-	e.measure, e.Metrics = m, m.metrics
+	e.measure, e.Metrics = m, m.Metrics
 	if e.Title == "" || e.Paper == "" || len(e.Claims) == 0 {
 		return nil, fmt.Errorf("reproduce: title, paper and claims are required")
 	}
@@ -336,7 +337,7 @@ func (c ClaimSpec) check(e *Experiment) error {
 		if err := ccOK(v.CC); err != nil {
 			return err
 		}
-		unit, err := e.measure.unit(v.Metric)
+		unit, err := e.measure.Unit(v.Metric)
 		if err != nil {
 			return err
 		}
@@ -363,7 +364,7 @@ func (c ClaimSpec) check(e *Experiment) error {
 				return err
 			}
 		}
-		if _, err := e.measure.unit(r.Metric); err != nil {
+		if _, err := e.measure.Unit(r.Metric); err != nil {
 			return err
 		}
 		if r.Direction != "below" && r.Direction != "above" {
@@ -391,7 +392,7 @@ func (c ClaimSpec) checkStatistic(e *Experiment, metric string) error {
 	if err != nil {
 		return fmt.Errorf("statistic: %w", err)
 	}
-	perFlow := e.measure.perFlow(metric)
+	perFlow := e.measure.PerFlow(metric)
 	switch {
 	case st.percentile() && !perFlow:
 		return fmt.Errorf("statistic %s is a percentile over flows, but %s is one number per run: use mean or median", c.Statistic, metric)

@@ -238,10 +238,9 @@ func runSeed(ctx context.Context, e *Experiment, p *runner.Prepared, seed int64,
 	if res != nil {
 		r.Dir = res.Dir
 	}
-	rate := receiverRate(ps)
-	r.Variants = append(r.Variants, measureVariants(ctx, e, ps, r.Dir, rate, opt.Log)...)
+	r.Variants = append(r.Variants, measureVariants(ctx, e, ps, r.Dir, opt.Log)...)
 	for try := 1; try <= opt.Retries && ctx.Err() == nil; try++ {
-		if !retryDegraded(ctx, e, ps, &r, rate, opt) {
+		if !retryDegraded(ctx, e, ps, &r, opt) {
 			break
 		}
 	}
@@ -260,7 +259,7 @@ func runSeed(ctx context.Context, e *Experiment, p *runner.Prepared, seed int64,
 // (CPU time stolen by the hypervisor, a late delay line) measured the
 // machine; the claims only count faithful runs, so a second run is the
 // way to a number. It reports whether anything was retried.
-func retryDegraded(ctx context.Context, e *Experiment, ps *runner.Prepared, r *RunOutcome, rate float64, opt Options) bool {
+func retryDegraded(ctx context.Context, e *Experiment, ps *runner.Prepared, r *RunOutcome, opt Options) bool {
 	var again []runner.Variant
 	for _, v := range ps.Variants {
 		if vo := r.variant(v.CC); vo != nil && vo.Status == "ran" && vo.Fidelity != "faithful" {
@@ -283,7 +282,7 @@ func retryDegraded(ctx context.Context, e *Experiment, ps *runner.Prepared, r *R
 		fmt.Fprintf(opt.Log, "retry of %v: %v\n", names, err)
 		return false
 	}
-	for _, nv := range measureVariants(ctx, e, &sub, res.Dir, rate, opt.Log) {
+	for _, nv := range measureVariants(ctx, e, &sub, res.Dir, opt.Log) {
 		vo := r.variant(nv.CC)
 		nv.Earlier = append(slices.Clone(vo.Earlier), vo.Dir+": "+vo.Fidelity)
 		*vo = nv
@@ -300,18 +299,9 @@ func variantDir(runDir string, p *runner.Prepared, cc string) string {
 	return runDir
 }
 
-// receiverRate is the link rate of the incast receiver h0 (the stars'
-// bottleneck), 0 when the topology has no h0.
-func receiverRate(p *runner.Prepared) float64 {
-	if _, l, ok := p.Plan.HostPort("h0"); ok {
-		return float64(l.Rate.BitsPerSecond())
-	}
-	return 0
-}
-
 // measureVariants analyses every variant of a run that has ended, one per
 // CPU at a time (nothing else runs then), in p's order.
-func measureVariants(ctx context.Context, e *Experiment, p *runner.Prepared, runDir string, rate float64, log io.Writer) []VariantOutcome {
+func measureVariants(ctx context.Context, e *Experiment, p *runner.Prepared, runDir string, log io.Writer) []VariantOutcome {
 	out := make([]VariantOutcome, len(p.Variants))
 	log = &lockedWriter{w: log}
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -321,7 +311,7 @@ func measureVariants(ctx context.Context, e *Experiment, p *runner.Prepared, run
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			out[i] = measureVariant(ctx, e, p, v.CC, variantDir(runDir, p, v.CC), rate, log)
+			out[i] = measureVariant(ctx, e, p, v.CC, variantDir(runDir, p, v.CC), log)
 		}()
 	}
 	wg.Wait()
@@ -340,9 +330,9 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b)
 }
 
-// measureVariant analyses one variant's run directory and extracts its
-// metrics.
-func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, dir string, rate float64, log io.Writer) VariantOutcome {
+// measureVariant analyses one variant's run directory with the
+// experiment's measure and keeps its metrics.
+func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, dir string, log io.Writer) VariantOutcome {
 	vo := VariantOutcome{CC: cc, Dir: dir, Status: "ran"}
 	h, fid, err := readHealth(dir)
 	if err != nil {
@@ -354,7 +344,8 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 		vo.Reason = "the law reads the switch's INT records or ECN marks, but this run wrote no queues.csv: the switch was not active"
 	}
 	fmt.Fprintf(log, "[%s] analysing %s\n", cc, dir)
-	cfg := report.Config{Window: time.Duration(e.Analysis.Window), FairThreshold: e.Analysis.Fair, FairHold: time.Duration(e.Analysis.Hold)}
+	cfg := report.Config{Window: time.Duration(e.Analysis.Window), FairThreshold: e.Analysis.Fair, FairHold: time.Duration(e.Analysis.Hold),
+		Measure: e.Measure, Group: e.Group}
 	if cfg.Window == 0 {
 		cfg.Window = time.Millisecond
 	}
@@ -367,11 +358,10 @@ func measureVariant(ctx context.Context, e *Experiment, p *runner.Prepared, cc, 
 		vo.Status, vo.Reason = "failed", "analysis: "+err.Error()
 		return vo
 	}
-	v := view{a: a, rateBps: rate}
-	vo.Metrics = e.measure.fn(v, e.Group)
-	if e.measure.flows != nil {
-		vo.Samples = e.measure.flows(v, e.Group)
-	}
+	// The analysis took the experiment's measure; the suite judges it.
+	m := a.Measures[0]
+	vo.Metrics, vo.Samples = m.Metrics, m.Samples
+	v := report.NewMeasureView(a, m.RateBps)
 	// A figure that cannot be drawn costs the page a picture, not the
 	// variant its numbers.
 	if err := writeSideBySide(e, v, cc, dir); err != nil {

@@ -32,7 +32,7 @@ type TaskNote struct {
 
 // Gather pools every finished task of the plan through the claims'
 // statistics and publishes the results page under docs (results.md and
-// results/ with the store, reproduction.md's health section). What is
+// results/ with the store and health.md). What is
 // missing or degraded is reported, not ignored; markers of another plan
 // and corrupt markers are refused, each by its file.
 func Gather(planPath, docs string) (*GatherReport, error) {

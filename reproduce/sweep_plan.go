@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"cclab/analysis/report"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -112,7 +113,7 @@ func MakePlan(names []string, opt PlanOptions) (*Plan, error) {
 // (an experiment without one keeps its seeds under --flows).
 func hasFlowClaims(e *Experiment) bool {
 	for _, c := range e.Claims {
-		if e.measure.perFlow(c.metric()) {
+		if e.measure.PerFlow(c.metric()) {
 			return true
 		}
 	}
@@ -127,7 +128,7 @@ func seedsForFlows(e *Experiment, root string, flows, maxSeeds int) ([]int64, er
 	}
 	need := map[string]int{}
 	for _, c := range e.Claims {
-		if e.measure.perFlow(c.metric()) {
+		if e.measure.PerFlow(c.metric()) {
 			need[c.metric()] = max(need[c.metric()], flows, c.N)
 		}
 	}
@@ -172,10 +173,8 @@ func plannedFlows(e *Experiment, p *runner.Prepared) map[string]int {
 		if f.Long() {
 			continue
 		}
-		for _, b := range sizeBins {
-			if f.Size >= b.lo && (b.hi == 0 || f.Size < b.hi) {
-				out[b.key]++
-			}
+		for _, key := range report.SlowdownClasses(f.Size) {
+			out[key]++
 		}
 		if f.Group == group {
 			out["mice_latency"]++

@@ -26,6 +26,9 @@ type Info struct {
 	Experiment    struct {
 		Name     string `json:"name"`
 		Topology string `json:"topology"`
+		// Source is the experiment file's text (its `reproduce:` block
+		// names the measure the analysis takes).
+		Source string `json:"source"`
 	} `json:"experiment"`
 	Topology     *topology.Plan `json:"topology"`
 	Framing      *Framing       `json:"framing"`

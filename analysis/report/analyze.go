@@ -94,6 +94,15 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 			a.Warnings = append(a.Warnings, note)
 		}
 	}
+	if err == nil {
+		variant := ri.Variant
+		if variant == "" {
+			variant = filepath.Base(dir)
+		}
+		if a.Measures, err = measureRun(a, variant, ri.Experiment.Source, in.plan, cfg); err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir, err)
+		}
+	}
 	if err == nil && ri.Fidelity != nil {
 		a.Fidelity = []Fidelity{{Variant: filepath.Base(dir), Verdict: ri.Fidelity.Verdict, Reasons: ri.Fidelity.Reasons}}
 	}

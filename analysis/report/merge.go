@@ -102,6 +102,7 @@ func merge(dir string, parts []*Analysis, cfg Config) *Analysis {
 			m.Warnings = append(m.Warnings, v+" "+w)
 		}
 		m.Fidelity = append(m.Fidelity, a.Fidelity...)
+		m.Measures = append(m.Measures, a.Measures...)
 		m.Interrupted = append(m.Interrupted, a.Interrupted...)
 	}
 	m.ByCC = tables(m.Flows, cfg)

@@ -32,6 +32,7 @@ func (a *Analysis) SummaryLines() []string {
 	l = append(l, fmt.Sprintf("%d flows, %d complete; %d captures, %d packets", len(a.Flows), complete, len(a.Captures), pk))
 	l = append(l, a.headlineTable()...)
 	l = append(l, fairnessLines(a)...)
+	l = append(l, measureLines(a)...)
 	// One line for the INT options of all captures (per capture: int_summary.csv).
 	if len(a.INT) > 0 {
 		var opts, fwd, echo, recs, bad uint64
@@ -124,6 +125,9 @@ func (a *Analysis) pageTables() []Table {
 	ts := []Table{a.ClassTable(), a.SideBySide(), nonEmptyBins(a.BinTable(false)), a.BinTable(true), a.FairnessTable()}
 	if len(a.Queues) > 0 {
 		ts = append(ts, a.QueueTable())
+	}
+	if len(a.Measures) > 0 {
+		ts = append(ts, a.MeasureTable())
 	}
 	if len(a.INT) > 0 {
 		ts = append(ts, a.INTTable())

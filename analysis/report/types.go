@@ -41,6 +41,11 @@ type Config struct {
 	// Partial analyses a run that a signal interrupted (run.json
 	// "interrupted"); without it such a run is refused (ErrInterrupted).
 	Partial bool
+	// Measure and Group pick the measure a run is measured with
+	// (measures.go) and the workload entry it looks at; empty: the one
+	// the run's experiment file names in its `reproduce:` block, else
+	// every measure that applies.
+	Measure, Group string
 }
 
 // Defaults fills the zero fields of c.
@@ -217,6 +222,9 @@ type Analysis struct {
 	LinkWindows []LinkWindow `json:"link_windows,omitempty"`
 	INT         []INTReport  `json:"int"`
 	Fidelity    []Fidelity   `json:"fidelity,omitempty"`
+	// Measures are the numbers the reproduction suite's claims judge, per
+	// variant (measured.go).
+	Measures []Measured `json:"measures,omitempty"`
 	// Interrupted lists the variants a signal ended early (analysed with
 	// Config.Partial): their numbers are not results.
 	Interrupted []Interruption `json:"interrupted,omitempty"`

@@ -48,7 +48,7 @@ func Write(a *Analysis, dir string) (*Outputs, error) {
 		"flows.csv": a.FlowTable(), "slowdown_fixed_bins.csv": a.BinTable(false), "slowdown_equal_bins.csv": a.BinTable(true),
 		"slowdown_classes.csv": a.ClassTable(), "fairness.csv": a.FairnessTable(), "jain.csv": a.JainTable(),
 		"convergence.csv": a.ConvergenceTable(), "throughput.csv": a.ThroughputTable(), "links.csv": a.LinkTable(),
-		"queues_summary.csv": a.QueueTable(), "mismatches.csv": a.MismatchTable(),
+		"queues_summary.csv": a.QueueTable(), "mismatches.csv": a.MismatchTable(), "measures.csv": a.MeasureTable(),
 		"int_summary.csv": a.INTTable(), "int_queues.csv": a.INTSeriesTable(),
 	}
 	for _, name := range sortedKeys(tables) {

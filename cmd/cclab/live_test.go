@@ -226,6 +226,29 @@ func TestLiveTopology(t *testing.T) {
 		t.Errorf("link set p99 %v, bar 5 ms", p99)
 	}
 
+	// A change that fails half way is undone: with h2's link gone (its
+	// veth pair deleted under the supervisor), a change of the whole
+	// host tier fails at h2 after h1's link took it, and h1's link is
+	// back at its rate.
+	if out, rc := cclabProc(t, "exec", "--run", string(id), "h2", "--", "ip", "link", "del", "eth0"); rc != 0 {
+		t.Fatalf("delete h2's link: rc %d\n%s", rc, out)
+	}
+	if out, err := runCclab(t, "link", "set", "--run", string(id), "host", "rate=30Mbit"); err == nil || !strings.Contains(err.Error(), "h2") {
+		t.Errorf("link set of a tier with a link gone: %v\n%s", err, out)
+	}
+	ports, err = c.Ports(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ports {
+		if p.Node == "s0" && p.Iface == "h1" && p.RateBps != 100e6 {
+			t.Errorf("s0/h1 stamps %d bit/s after a failed change, want its 100 Mbit/s back", p.RateBps)
+		}
+	}
+	if out, rc := cclabProc(t, "exec", "--run", string(id), "h1", "--", "tc", "class", "show", "dev", "eth0"); rc != 0 || !strings.Contains(out, "rate 100Mbit") {
+		t.Errorf("h1's port after a failed change (rc %d):\n%s", rc, out)
+	}
+
 	// kill -9 of the supervisor, then clean: nothing is left.
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

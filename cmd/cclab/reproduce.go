@@ -24,8 +24,8 @@ func newReproduceCmd() *cobra.Command {
 		Long: `reproduce runs the reproduction suite's experiments (or the named ones),
 analyses every run, checks each paper claim against the measurements
 (agrees, disagrees, could not run and why) and regenerates docs/results.md,
-its figures under docs/results/ and the health section of
-docs/reproduction.md. Each experiment file (experiments/reproduce/*.yaml)
+its figures under docs/results/ and the health page
+docs/results/health.md. Each experiment file (experiments/reproduce/*.yaml)
 holds the run (topology, laws, variants, workload) and, under reproduce:,
 the paper's claims with the paper's numbers; the run registers its laws
 with the calibrated parameters as ` + "`cclab run`" + ` does, once per seed. A
@@ -112,7 +112,7 @@ claim read only on runs judged degraded is not counted as agreeing.`,
 	fl.StringVar(&out, "out", filepath.Join("results", "reproduce"), "parent directory of the run directories")
 	fl.IntVar(&retries, "retries", 1, "run a seed's variants judged degraded again, up to this many times (their earlier verdicts are kept on the page)")
 	fl.BoolVar(&quiet, "quiet", false, "no progress on stderr (the verdicts still print)")
-	fl.StringVar(&docs, "docs", "", "where results.md, results/ and reproduction.md are (default ROOT/docs)")
+	fl.StringVar(&docs, "docs", "", "where results.md and results/ are (default ROOT/docs)")
 	fl.StringVar(&root, "root", "", "the cclab repository holding experiments/reproduce (default: found from the working directory)")
 	fl.BoolVar(&asJSON, "json", false, "print the outcomes as JSON")
 	fl.BoolVar(&noPage, "no-page", false, "do not regenerate the results page")

@@ -13,6 +13,7 @@ import (
 	"cclab/internal/runid"
 	"cclab/orchestrator/linkchange"
 	"cclab/orchestrator/watch"
+	"cclab/tcopt/intswitch"
 )
 
 // The control protocol: one JSON request per line on the supervisor's
@@ -168,7 +169,7 @@ func serveConn(ctx context.Context, c net.Conn, h handler) {
 // ServePorts answers "ports" on run id's control socket until the
 // returned stop is called: what a `cclab run` offers `cclab watch` while
 // a variant runs (a live topology's supervisor answers more).
-func ServePorts(id runid.ID, ps *watch.PortSampler) (stop func(), err error) {
+func ServePorts(id runid.ID, sw *intswitch.Switch) (stop func(), err error) {
 	sock := SocketPath(id)
 	os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
@@ -184,6 +185,7 @@ func ServePorts(id runid.ID, ps *watch.PortSampler) (stop func(), err error) {
 			if err != nil {
 				return
 			}
+			ps := watch.NewPortSampler(sw) // each connection its own interval
 			go serveConn(ctx, c, func(_ context.Context, req request) response {
 				if req.Op != "ports" {
 					return response{Error: fmt.Sprintf("run %s is a run, not a live topology: it answers ports only", id)}

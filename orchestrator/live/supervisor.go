@@ -43,8 +43,6 @@ type supervisor struct {
 
 	links *linkchange.Applier
 	claim *cc.ClaimHold
-
-	ports *watch.PortSampler
 }
 
 // Serve runs the supervisor of run id, built by netbuild.Up in another
@@ -77,7 +75,6 @@ func Serve(ctx context.Context, id runid.ID, opt Options, ready func(error)) (er
 		if s.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: s.net.Netns, Ports: s.cfgs}); err != nil {
 			return fmt.Errorf("attach the switch: %w", err)
 		}
-		s.ports = watch.NewPortSampler(s.sw)
 	}
 	if opt.INT {
 		if s.ag, err = agent.Attach(ctx, id, agent.Options{}); err != nil {
@@ -126,7 +123,13 @@ func Serve(ctx context.Context, id runid.ID, opt Options, ready func(error)) (er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, s.handle)
+			// Each connection samples the ports on its own: a watcher's
+			// utilisation is over its own interval, whoever else watches.
+			var ps *watch.PortSampler
+			if s.sw != nil {
+				ps = watch.NewPortSampler(s.sw)
+			}
+			serveConn(ctx, c, func(ctx context.Context, req request) response { return s.handle(ctx, req, ps) })
 		}()
 	}
 }
@@ -155,7 +158,7 @@ func (s *supervisor) close() {
 	}
 }
 
-func (s *supervisor) handle(ctx context.Context, req request) response {
+func (s *supervisor) handle(ctx context.Context, req request, ports *watch.PortSampler) response {
 	switch req.Op {
 	case "status":
 		st, err := s.status()
@@ -164,10 +167,10 @@ func (s *supervisor) handle(ctx context.Context, req request) response {
 		}
 		return response{Status: st}
 	case "ports":
-		if s.ports == nil {
+		if ports == nil {
 			return response{}
 		}
-		ps, err := s.ports.Sample()
+		ps, err := ports.Sample()
 		if err != nil {
 			return response{Error: err.Error()}
 		}

@@ -24,23 +24,25 @@ import (
 // rundir.Info, which every reader relies on, and the orchestrator's own
 // reports. TestRunJSONReadsAsInfo keeps the two in step.
 type RunJSON struct {
-	ID            string               `json:"id"`
-	Variant       string               `json:"variant"` // the compared congestion control
-	Started       string               `json:"started"`
-	Finished      string               `json:"finished"`
-	ClockOffsetNs int64                `json:"clock_offset_ns"`
-	ZeroNs        int64                `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
-	Seed          int64                `json:"seed"`
-	Experiment    ExperimentJSON       `json:"experiment"`
-	Topology      *topology.Plan       `json:"topology"`
-	Hosts         netbuild.Options     `json:"hosts"`
-	BuildTiming   netbuild.Timing      `json:"build_timing"`
-	Framing       rundir.Framing       `json:"framing"`
-	CC            map[string]rundir.CC `json:"cc"`
-	Kernel        rundir.Kernel        `json:"kernel"`
-	Node          rundir.Node          `json:"node"`
-	Versions      map[string]string    `json:"versions"`
-	Health        health.Report        `json:"health"`
+	ID            string           `json:"id"`
+	Variant       string           `json:"variant"` // the compared congestion control
+	Started       string           `json:"started"`
+	Finished      string           `json:"finished"`
+	ClockOffsetNs int64            `json:"clock_offset_ns"`
+	ZeroNs        int64            `json:"workload_zero_ns"` // CLOCK_MONOTONIC of workload time 0
+	Seed          int64            `json:"seed"`
+	Experiment    ExperimentJSON   `json:"experiment"`
+	Topology      *topology.Plan   `json:"topology"`
+	Hosts         netbuild.Options `json:"hosts"`
+	BuildTiming   netbuild.Timing  `json:"build_timing"`
+	// Stages is each stage's time, in the order they ran, the teardown last.
+	Stages   []StageTime          `json:"stages"`
+	Framing  rundir.Framing       `json:"framing"`
+	CC       map[string]rundir.CC `json:"cc"`
+	Kernel   rundir.Kernel        `json:"kernel"`
+	Node     rundir.Node          `json:"node"`
+	Versions map[string]string    `json:"versions"`
+	Health   health.Report        `json:"health"`
 	// Delay is where the propagation delay was and what held it.
 	Delay delay.Report `json:"delay"`
 	// Calibration is this variant's measurement of its paths; Derived

@@ -51,7 +51,7 @@ func TestRunJSONReadsAsInfo(t *testing.T) {
 	want.Extensions.LinkEvents = &struct {
 		Changes []rundir.LinkChange `json:"changes"`
 	}{Changes: []rundir.LinkChange{{Target: "s0:s1", Links: []string{"s0:s1"}, Rate: "400Mbit", InForce: 99, At: 7}}}
-	want.Experiment.Name, want.Experiment.Topology = "x", "../topologies/line-3.yaml"
+	want.Experiment.Name, want.Experiment.Topology, want.Experiment.Source = "x", "../topologies/line-3.yaml", "name: x"
 	// The fixture must set every field of Info, so that a field added to
 	// Info without a matching one in RunJSON fails here.
 	wv := reflect.ValueOf(want)

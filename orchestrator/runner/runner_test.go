@@ -488,7 +488,8 @@ workload:
 		t.Fatal(err)
 	}
 	var rj struct {
-		Zero int64 `json:"workload_zero_ns"`
+		Zero   int64       `json:"workload_zero_ns"`
+		Stages []StageTime `json:"stages"`
 	}
 	readRunJSON(t, filepath.Join(out, string(id)), &rj)
 	rows := readCSV(t, filepath.Join(out, string(id), "flows.csv"))
@@ -497,6 +498,23 @@ workload:
 	// loaded machine may wake the flow's goroutine tens of ms late.
 	if rows[1][13] != "ok" || start-rj.Zero > int64(100*time.Millisecond) || start < rj.Zero {
 		t.Fatalf("long flow: status %q, started %v after zero", rows[1][13], time.Duration(start-rj.Zero))
+	}
+	// run.json times every stage, in order: the extension's 300 ms are
+	// the attach stage's, the 100 ms flow the workload's.
+	var names []string
+	took := map[string]time.Duration{}
+	for _, st := range rj.Stages {
+		names = append(names, st.Name)
+		took[st.Name] = time.Duration(st.Ns)
+		if st.Ns <= 0 {
+			t.Errorf("stage %s took %d ns", st.Name, st.Ns)
+		}
+	}
+	if want := "build calibrate attach workload collect verdict teardown"; strings.Join(names, " ") != want {
+		t.Errorf("stages %v, want %s", names, want)
+	}
+	if took["attach"] < 300*time.Millisecond || took["workload"] < 100*time.Millisecond {
+		t.Errorf("stage times %v: attach holds the extension's 300 ms, the workload its 100 ms flow", took)
 	}
 }
 

@@ -127,7 +127,7 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 		return fmt.Errorf("attach switch: %w", err)
 	}
 	t.portSmp = watch.NewPortSampler(t.sw)
-	if t.stopPorts, err = live.ServePorts(env.ID, t.portSmp); err != nil {
+	if t.stopPorts, err = live.ServePorts(env.ID, t.sw); err != nil {
 		return err
 	}
 	if t.queues, err = os.Create(filepath.Join(env.Dir, rundir.QueuesCSV)); err != nil {

@@ -1,4 +1,4 @@
-package reproduce
+package report
 
 import (
 	"fmt"
@@ -7,63 +7,56 @@ import (
 	"time"
 )
 
-// Metric names a measured number and how to print it.
-type Metric struct {
-	Key   string `json:"key"`
-	Label string `json:"label"`
-	Unit  string `json:"unit"` // "ms", "KB", "%", "x" (slowdown), "base RTTs" or "" (plain)
-}
-
 // A measure turns one variant's analysis into its metrics. Measures are
 // code (they read the analysis); which one an experiment uses, and on
 // which workload entry, is its file's `reproduce.measure` and `group`.
-type measure struct {
-	metrics []Metric
-	fn      func(v view, group string) Metrics
-	// flowMetrics are numbers per flow (a percentile over the pooled
+type Measure struct {
+	Metrics []Metric
+	fn      func(v MeasureView, group string) Metrics
+	// FlowMetrics are numbers per flow (a percentile over the pooled
 	// flows of the runs is taken of them), flows measures them.
-	flowMetrics []Metric
-	flows       func(v view, group string) Samples
+	FlowMetrics []Metric
+	flows       func(v MeasureView, group string) Samples
 }
 
 // measures are the suite's measures by name.
-var measures = map[string]measure{
+var measures = map[string]Measure{
 	"recovery": {
-		metrics: []Metric{{"recovery", "long flow back to 90 % of the link after the short flow", "ms"},
+		Metrics: []Metric{{"recovery", "long flow back to 90 % of the link after the short flow", "ms"},
 			{"recovery_rtts", "the same", "base RTTs"}, {"short_fct", "short flow FCT", "ms"}, {"base_rtt", "base RTT", "ms"}},
 		fn: measureRecovery,
 	},
-	"queue": {metrics: queueMetricList, fn: func(v view, group string) Metrics {
+	"queue": {Metrics: queueMetricList, fn: func(v MeasureView, group string) Metrics {
 		m := Metrics{}
 		queueMetrics(v, group, m)
 		return m
 	}},
 	"mice": {
-		metrics: []Metric{{"mice_p50", "mice FCT p50 (packet FCT)", "ms"}, {"mice_p99", "mice FCT p99 (packet FCT)", "ms"},
+		Metrics: []Metric{{"mice_p50", "mice FCT p50 (packet FCT)", "ms"}, {"mice_p99", "mice FCT p99 (packet FCT)", "ms"},
 			{"mice_data_rtts", "mice latency p50 (half a TCP mouse's FCT: one RTT, one wait)", "base RTTs"},
 			{"mice_queue", "queue a median mouse waited behind, per crossing", "KB"}, {"queue_p50", "queue p50", "KB"},
 			{"queue_p99", "queue p99", "KB"}, {"base_rtt", "base RTT", "ms"}},
 		fn:          measureMice,
-		flowMetrics: miceFlowMetrics,
+		FlowMetrics: miceFlowMetrics,
 		flows:       miceFlows,
 	},
 	"fairness": {
-		metrics: []Metric{{"jain_mean", "mean Jain index (>= 2 flows)", ""}, {"converged", "changes followed by fairness", "%"},
+		Metrics: []Metric{{"jain_mean", "mean Jain index (>= 2 flows)", ""}, {"converged", "changes followed by fairness", "%"},
 			{"worst_conv", "slowest time to fairness", "ms"}, {"worst_conv_rtts", "slowest time to fairness", "base RTTs"}, {"base_rtt", "base RTT", "ms"}},
 		fn: measureFairness,
 	},
 	"convergence": {
-		metrics: []Metric{{"time_to_fair", "time to fairness from the start", "ms"}, {"jain_mean", "mean Jain index (>= 2 flows)", ""}},
+		Metrics: []Metric{{"time_to_fair", "time to fairness from the start", "ms"}, {"jain_mean", "mean Jain index (>= 2 flows)", ""}},
 		fn:      measureConvergence,
 	},
-	"fct": {metrics: fctMetrics, fn: func(v view, _ string) Metrics { return measureFCT(v) },
-		flowMetrics: fctFlowMetrics, flows: func(v view, _ string) Samples { return fctFlows(v) }},
-	"vai_incast": {metrics: vaiIncastMetrics, fn: measureVAIIncast},
-	"circuit":    {metrics: circuitMetrics, fn: measureCircuit},
+	"fct": {Metrics: fctMetrics, fn: func(v MeasureView, _ string) Metrics { return measureFCT(v) },
+		FlowMetrics: fctFlowMetrics, flows: func(v MeasureView, _ string) Samples { return fctFlows(v) }},
+	"vai_incast": {Metrics: vaiIncastMetrics, fn: measureVAIIncast},
+	"circuit":    {Metrics: circuitMetrics, fn: measureCircuit},
 }
 
-// measureNames lists the measures, for error messages.
-func measureNames() []string {
+// MeasureNames lists the measures, for error messages.
+func MeasureNames() []string {
 	var out []string
 	for n := range measures {
 		out = append(out, n)
@@ -79,10 +72,10 @@ const throughputWin = 0.9
 // drainBytes is "drained": at most four packets queued.
 const drainBytes = 6_000
 
-func measureRecovery(v view, _ string) Metrics {
-	m := Metrics{"base_rtt": float64(v.baseRTT())}
-	longs := v.groupFlows("long")
-	end, ok := v.groupEnd("short")
+func measureRecovery(v MeasureView, _ string) Metrics {
+	m := Metrics{"base_rtt": float64(v.BaseRTT())}
+	longs := v.GroupFlows("long")
+	end, ok := v.GroupEnd("short")
 	if len(longs) == 0 || !ok {
 		return m
 	}
@@ -93,11 +86,11 @@ func measureRecovery(v view, _ string) Metrics {
 }
 
 // queueMetrics measures the bottleneck queue around a group's flows.
-func queueMetrics(v view, group string, m Metrics) {
-	start, ok1 := v.groupStart(group)
-	end, ok2 := v.groupEnd(group)
-	q := v.bottleneckQueue()
-	rtt := float64(v.baseRTT())
+func queueMetrics(v MeasureView, group string, m Metrics) {
+	start, ok1 := v.GroupStart(group)
+	end, ok2 := v.GroupEnd(group)
+	q := v.BottleneckQueue()
+	rtt := float64(v.BaseRTT())
 	m["base_rtt"] = rtt
 	if !ok1 || !ok2 || q == nil {
 		return
@@ -114,7 +107,7 @@ func queueMetrics(v view, group string, m Metrics) {
 	// After the incast, only while the long flow still sends: ten base
 	// RTTs, at least 20 ms (twenty of the 1 ms throughput windows).
 	after := max(10*time.Duration(rtt), 20*time.Millisecond)
-	if longEnd, ok := v.groupEnd("long"); ok && longEnd > end+after/2 {
+	if longEnd, ok := v.GroupEnd("long"); ok && longEnd > end+after/2 {
 		m["util_after"] = txUtilisation(q, end, min(end+after, longEnd), v.rateBps)
 	}
 }
@@ -125,11 +118,11 @@ var queueMetricList = []Metric{
 	{"util_after", "bottleneck use in the 10 base RTTs after it", "%"}, {"base_rtt", "base RTT", "ms"},
 }
 
-func measureMice(v view, group string) Metrics {
+func measureMice(v MeasureView, group string) Metrics {
 	if group == "" {
 		group = "mice"
 	}
-	m := Metrics{"base_rtt": float64(v.baseRTT())}
+	m := Metrics{"base_rtt": float64(v.BaseRTT())}
 	m["mice_p50"] = v.pcapFCTPercentile(group, 50)
 	m["mice_p99"] = v.pcapFCTPercentile(group, 99)
 	// A TCP mouse's packet FCT (SYN to the last ACK) is two base RTTs and
@@ -139,17 +132,17 @@ func measureMice(v view, group string) Metrics {
 	m["mice_data_rtts"] = m["mice_p50"] / 2 / m["base_rtt"]
 	// One wait, in bytes of the bottleneck: the standing queue it met.
 	m["mice_queue"] = max(0, m["mice_p50"]-2*m["base_rtt"]) / 2 * v.rateBps / 8e9
-	start, ok1 := v.groupStart(group)
-	end, ok2 := v.groupEnd(group)
-	if q := v.bottleneckQueue(); q != nil && ok1 && ok2 {
+	start, ok1 := v.GroupStart(group)
+	end, ok2 := v.GroupEnd(group)
+	if q := v.BottleneckQueue(); q != nil && ok1 && ok2 {
 		m["queue_p50"] = queueQuantile(q, start, end, 50)
 		m["queue_p99"] = queueQuantile(q, start, end, 99)
 	}
 	return m
 }
 
-func measureFairness(v view, _ string) Metrics {
-	m := Metrics{"base_rtt": float64(v.baseRTT())}
+func measureFairness(v MeasureView, _ string) Metrics {
+	m := Metrics{"base_rtt": float64(v.BaseRTT())}
 	g := v.fairGroup()
 	if g == nil {
 		return m
@@ -174,7 +167,7 @@ var fctMetrics = []Metric{
 	{"queue_p99", "busiest port queue p99", "KB"},
 }
 
-func measureFCT(v view) Metrics {
+func measureFCT(v MeasureView) Metrics {
 	m := Metrics{}
 	put := func(key string, lo, hi uint64, p float64) {
 		x, n := v.slowdownPercentile(lo, hi, p)
@@ -187,7 +180,7 @@ func measureFCT(v view) Metrics {
 	m["app_late"] = v.appLate(10 * time.Millisecond)
 	m["all_p99"], _ = v.slowdownPercentile(0, 0, 99)
 	m["failed"] = float64(v.failed())
-	if q := v.bottleneckQueue(); q != nil {
+	if q := v.BottleneckQueue(); q != nil {
 		m["queue_p99"] = q.Summary.P99.F()
 	}
 	return m
@@ -196,7 +189,7 @@ func measureFCT(v view) Metrics {
 var vaiIncastMetrics = []Metric{{"jain_mean", "mean Jain index (>= 2 flows)", ""}, {"finish_spread", "finish-time spread", "ms"},
 	{"inverted", "later-started flows finishing earlier", "%"}, {"queue_p50", "queue p50", "KB"}, {"queue_p99", "queue p99", "KB"}}
 
-func measureVAIIncast(v view, group string) Metrics {
+func measureVAIIncast(v MeasureView, group string) Metrics {
 	if group == "" {
 		group = "incast"
 	}
@@ -205,15 +198,15 @@ func measureVAIIncast(v view, group string) Metrics {
 		m["jain_mean"] = meanJain(g)
 	}
 	m["finish_spread"], m["inverted"] = v.finishSpread(group)
-	if q := v.bottleneckQueue(); q != nil {
+	if q := v.BottleneckQueue(); q != nil {
 		m["queue_p50"], m["queue_p99"] = q.Summary.P50.F(), q.Summary.P99.F()
 	}
 	return m
 }
 
-// unit is the unit of a measure's metric, for the claims' checks.
-func (ms measure) unit(key string) (string, error) {
-	all := append(slices.Clone(ms.metrics), ms.flowMetrics...)
+// Unit is the unit of a measure's metric, for the claims' checks.
+func (ms Measure) Unit(key string) (string, error) {
+	all := append(slices.Clone(ms.Metrics), ms.FlowMetrics...)
 	for _, m := range all {
 		if m.Key == key {
 			return m.Unit, nil
@@ -226,18 +219,18 @@ func (ms measure) unit(key string) (string, error) {
 	return "", fmt.Errorf("no metric %q (the measure has %v)", key, have)
 }
 
-// perFlow reports whether the metric is one number per flow.
-func (ms measure) perFlow(key string) bool {
-	return slices.ContainsFunc(ms.flowMetrics, func(m Metric) bool { return m.Key == key })
+// PerFlow reports whether the metric is one number per flow.
+func (ms Measure) PerFlow(key string) bool {
+	return slices.ContainsFunc(ms.FlowMetrics, func(m Metric) bool { return m.Key == key })
 }
 
 // measureConvergence is the time from the first flow's start until the
 // bottleneck's flows are first fair (the experiment's analysis: window,
 // fairness threshold and hold), +Inf when they never are.
-func measureConvergence(v view, _ string) Metrics {
+func measureConvergence(v MeasureView, _ string) Metrics {
 	m := Metrics{}
 	g := v.fairGroup()
-	start, ok := v.groupStart("")
+	start, ok := v.GroupStart("")
 	if g == nil || !ok {
 		return m
 	}

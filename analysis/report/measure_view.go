@@ -1,77 +1,23 @@
-package reproduce
+package report
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"time"
 
 	"cclab/analysis/metrics"
-	"cclab/analysis/report"
 	"cclab/analysis/series"
 )
 
-// Metrics are one variant's measured numbers by name; NaN when the run
-// did not give what the metric needs.
-type Metrics map[string]float64
-
-// Get returns the metric, NaN when absent.
-func (m Metrics) Get(name string) float64 {
-	if v, ok := m[name]; ok {
-		return v
-	}
-	return math.NaN()
-}
-
-var nan = math.NaN()
-
-// MarshalJSON leaves out the metrics that could not be measured (JSON has
-// no NaN; Get gives NaN for them again) and writes "never" for +Inf (a
-// queue that never drained).
-func (m Metrics) MarshalJSON() ([]byte, error) {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		switch {
-		case math.IsInf(v, 1):
-			out[k] = "never"
-		case !math.IsNaN(v) && !math.IsInf(v, 0):
-			out[k] = v
-		}
-	}
-	return json.Marshal(out)
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (m *Metrics) UnmarshalJSON(b []byte) error {
-	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*m = Metrics{}
-	for k, v := range raw {
-		switch x := v.(type) {
-		case float64:
-			(*m)[k] = x
-		case string:
-			if x != "never" {
-				return fmt.Errorf("metric %s: %q is not a number", k, x)
-			}
-			(*m)[k] = math.Inf(1)
-		}
-	}
-	return nil
-}
-
-// view is one variant's analysis with the helpers the metrics use.
-type view struct {
-	a       *report.Analysis
+// MeasureView is one variant's analysis with the helpers the metrics use.
+type MeasureView struct {
+	a       *Analysis
 	rateBps float64 // the bottleneck link's rate
 }
 
-// groupFlows returns the flows of a workload entry (all when group is "").
-func (v view) groupFlows(group string) []report.Flow {
-	var out []report.Flow
+// GroupFlows returns the flows of a workload entry (all when group is "").
+func (v MeasureView) GroupFlows(group string) []Flow {
+	var out []Flow
 	for _, f := range v.a.Flows {
 		if group == "" || f.Group == group {
 			out = append(out, f)
@@ -81,11 +27,11 @@ func (v view) groupFlows(group string) []report.Flow {
 }
 
 // rel is a capture-clock time relative to the analysis origin.
-func (v view) rel(t int64) time.Duration { return time.Duration(t - v.a.Origin) }
+func (v MeasureView) rel(t int64) time.Duration { return time.Duration(t - v.a.Origin) }
 
-// groupStart is the earliest start of a group, relative to the origin.
-func (v view) groupStart(group string) (time.Duration, bool) {
-	fs := v.groupFlows(group)
+// GroupStart is the earliest start of a group, relative to the origin.
+func (v MeasureView) GroupStart(group string) (time.Duration, bool) {
+	fs := v.GroupFlows(group)
 	if len(fs) == 0 {
 		return 0, false
 	}
@@ -96,11 +42,11 @@ func (v view) groupStart(group string) (time.Duration, bool) {
 	return v.rel(t), true
 }
 
-// groupEnd is the latest end of a group's complete flows.
-func (v view) groupEnd(group string) (time.Duration, bool) {
+// GroupEnd is the latest end of a group's complete flows.
+func (v MeasureView) GroupEnd(group string) (time.Duration, bool) {
 	var t int64
 	ok := false
-	for _, f := range v.groupFlows(group) {
+	for _, f := range v.GroupFlows(group) {
 		if f.Complete {
 			t, ok = max(t, f.End), true
 		}
@@ -108,8 +54,8 @@ func (v view) groupEnd(group string) (time.Duration, bool) {
 	return v.rel(t), ok
 }
 
-// baseRTT is the largest base RTT of the run's flows (the ideal FCT's).
-func (v view) baseRTT() time.Duration {
+// BaseRTT is the largest base RTT of the run's flows (the ideal FCT's).
+func (v MeasureView) BaseRTT() time.Duration {
 	var b time.Duration
 	for _, f := range v.a.Flows {
 		b = max(b, f.BaseRTT)
@@ -117,9 +63,9 @@ func (v view) baseRTT() time.Duration {
 	return b
 }
 
-// bottleneckQueue is the switch port whose queue reached the highest
+// BottleneckQueue is the switch port whose queue reached the highest
 // peak: in the suite's stars the port towards the receiver.
-func (v view) bottleneckQueue() *series.Queue {
+func (v MeasureView) BottleneckQueue() *series.Queue {
 	var best *series.Queue
 	for i := range v.a.Queues {
 		q := &v.a.Queues[i]
@@ -201,7 +147,7 @@ func txUtilisation(q *series.Queue, from, to time.Duration, rate float64) float6
 // recovery is the time from `after` until the flow's delivered rate first
 // reaches frac of the link rate in a window; +Inf if it never does while
 // the flow is measured after `after`, NaN without a series.
-func (v view) recovery(flowID string, after time.Duration, frac float64) float64 {
+func (v MeasureView) recovery(flowID string, after time.Duration, frac float64) float64 {
 	for _, s := range v.a.Throughput {
 		if s.Flow != flowID {
 			continue
@@ -223,9 +169,9 @@ func (v view) recovery(flowID string, after time.Duration, frac float64) float64
 }
 
 // fctPercentile is the p-th percentile FCT (ns) of a group's complete flows.
-func (v view) fctPercentile(group string, p float64) float64 {
+func (v MeasureView) fctPercentile(group string, p float64) float64 {
 	var vs []float64
-	for _, f := range v.groupFlows(group) {
+	for _, f := range v.GroupFlows(group) {
 		if f.Complete {
 			vs = append(vs, float64(f.FCT))
 		}
@@ -239,10 +185,10 @@ func (v view) fctPercentile(group string, p float64) float64 {
 
 // pcapFCTPercentile is the p-th percentile packet FCT (ns: the capture's
 // SYN to the ACK of the last byte) of a group's flows with a complete
-// packet view.
-func (v view) pcapFCTPercentile(group string, p float64) float64 {
+// packet MeasureView.
+func (v MeasureView) pcapFCTPercentile(group string, p float64) float64 {
 	var vs []float64
-	for _, f := range v.groupFlows(group) {
+	for _, f := range v.GroupFlows(group) {
 		if f.Complete && f.PcapStatus == "complete" && f.PcapFCT > 0 {
 			vs = append(vs, float64(f.PcapFCT))
 		}
@@ -258,8 +204,8 @@ func (v view) pcapFCTPercentile(group string, p float64) float64 {
 // first SYN to the ACK covering the last byte), as the papers' simulators
 // measure it; the application's FCT on this machine also holds the
 // in-process runner's scheduling delays (see appLate). Flows without a
-// complete packet view keep the application's slowdown.
-func netSlowdown(f report.Flow) float64 {
+// complete packet MeasureView keep the application's slowdown.
+func netSlowdown(f Flow) float64 {
 	if f.PcapStatus == "complete" && f.PcapFCT > 0 && f.Ideal > 0 {
 		return max(1, float64(f.PcapFCT)/float64(f.Ideal))
 	}
@@ -269,7 +215,7 @@ func netSlowdown(f report.Flow) float64 {
 // slowdownPercentile is the p-th percentile network slowdown of the
 // complete flows with size in [lo, hi) (hi 0: no upper bound), and how
 // many there were.
-func (v view) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
+func (v MeasureView) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
 	var vs []float64
 	for _, f := range v.a.Flows {
 		s := netSlowdown(f)
@@ -288,7 +234,7 @@ func (v view) slowdownPercentile(lo, hi uint64, p float64) (float64, int) {
 // appLate counts the flows whose application FCT exceeds the packet FCT
 // by more than d: time spent outside the network (connect and read in a
 // loaded process).
-func (v view) appLate(d time.Duration) float64 {
+func (v MeasureView) appLate(d time.Duration) float64 {
 	n := 0
 	for _, f := range v.a.Flows {
 		if f.Complete && f.PcapStatus == "complete" && f.FCT-f.PcapFCT > d {
@@ -299,7 +245,7 @@ func (v view) appLate(d time.Duration) float64 {
 }
 
 // failed counts the flows that did not complete.
-func (v view) failed() int {
+func (v MeasureView) failed() int {
 	n := 0
 	for _, f := range v.a.Flows {
 		if !f.Complete {
@@ -310,8 +256,8 @@ func (v view) failed() int {
 }
 
 // fairGroup is the bottleneck group with the most flows.
-func (v view) fairGroup() *report.FairGroup {
-	var best *report.FairGroup
+func (v MeasureView) fairGroup() *FairGroup {
+	var best *FairGroup
 	for i := range v.a.Fairness {
 		g := &v.a.Fairness[i]
 		if best == nil || len(g.Flows) > len(best.Flows) {
@@ -323,7 +269,7 @@ func (v view) fairGroup() *report.FairGroup {
 
 // meanJain is the mean Jain index over the windows with at least two
 // flows active.
-func meanJain(g *report.FairGroup) float64 {
+func meanJain(g *FairGroup) float64 {
 	var sum float64
 	n := 0
 	for _, p := range g.Jain {
@@ -341,7 +287,7 @@ func meanJain(g *report.FairGroup) float64 {
 // worstConvergence is the longest time to fairness after a change of the
 // active flows, and the share of changes after which fairness was reached
 // before the next change.
-func worstConvergence(g *report.FairGroup) (worst float64, converged float64) {
+func worstConvergence(g *FairGroup) (worst float64, converged float64) {
 	if len(g.Convergence) == 0 {
 		return nan, nan
 	}
@@ -361,9 +307,9 @@ func worstConvergence(g *report.FairGroup) (worst float64, converged float64) {
 // finishSpread describes start vs finish of a group's flows: the spread
 // of finish times (ns) and the share of flow pairs where the flow that
 // started later finished first (the paper's "last started finish first").
-func (v view) finishSpread(group string) (spread, inverted float64) {
-	var fs []report.Flow
-	for _, f := range v.groupFlows(group) {
+func (v MeasureView) finishSpread(group string) (spread, inverted float64) {
+	var fs []Flow
+	for _, f := range v.GroupFlows(group) {
 		if f.Complete {
 			fs = append(fs, f)
 		}
@@ -393,7 +339,7 @@ func (v view) finishSpread(group string) (spread, inverted float64) {
 // retransmitting counts the complete and incomplete flows with size in
 // [lo, hi) that retransmitted (from the captures): a short flow that loses
 // a packet waits for a retransmission timeout (>= 200 ms in Linux).
-func (v view) retransmitting(lo, hi uint64) float64 {
+func (v MeasureView) retransmitting(lo, hi uint64) float64 {
 	n := 0
 	for _, f := range v.a.Flows {
 		if f.Size >= lo && (hi == 0 || f.Size < hi) && f.Retransmits > 0 {

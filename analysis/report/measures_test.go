@@ -1,11 +1,9 @@
-package reproduce
+package report
 
 import (
 	"math"
 	"testing"
 	"time"
-
-	"cclab/analysis/report"
 )
 
 // A TCP mouse crosses the bottleneck queue twice (its SYN, then its
@@ -13,12 +11,12 @@ import (
 // RTTs, so a queue of 50 KB at 100 Mbit/s (4 ms) reads as 50 KB.
 func TestMiceQueueIsOneCrossing(t *testing.T) {
 	const rtt, wait = 4 * time.Millisecond, 4 * time.Millisecond
-	var a report.Analysis
+	var a Analysis
 	for range 5 {
-		a.Flows = append(a.Flows, report.Flow{Group: "mice", Complete: true, PcapStatus: "complete",
+		a.Flows = append(a.Flows, Flow{Group: "mice", Complete: true, PcapStatus: "complete",
 			PcapFCT: 2*rtt + 2*wait, BaseRTT: rtt})
 	}
-	m := measureMice(view{a: &a, rateBps: 100e6}, "mice")
+	m := measureMice(NewMeasureView(&a, 100e6), "mice")
 	if got := m["mice_queue"]; math.Abs(got-50_000) > 1 {
 		t.Fatalf("mice_queue %.0f bytes, want 50000", got)
 	}

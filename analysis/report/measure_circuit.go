@@ -1,4 +1,4 @@
-package reproduce
+package report
 
 import (
 	"math"
@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"cclab/analysis/metrics"
-	"cclab/analysis/report"
 	"cclab/analysis/series"
 )
 
 // The circuit measure (experiments/reproduce/powertcp-rdcn.yaml): a link
 // the run's schedule raises to a circuit's rate for its days
-// (report.LinkWindow); each day, how much of the circuit the flows used
+// (LinkWindow); each day, how much of the circuit the flows used
 // and how soon they filled it, and the queue in front of it in time.
 
 // fillShare is "filled": from then on the circuit port transmits at
@@ -32,9 +31,9 @@ var circuitMetrics = []Metric{
 	{"base_rtt", "base RTT", "ms"},
 }
 
-func measureCircuit(v view, _ string) Metrics {
-	m := Metrics{"base_rtt": float64(v.baseRTT())}
-	var days []report.LinkWindow
+func measureCircuit(v MeasureView, _ string) Metrics {
+	m := Metrics{"base_rtt": float64(v.BaseRTT())}
+	var days []LinkWindow
 	for _, w := range v.a.LinkWindows {
 		if !w.Open && w.End > w.Start {
 			days = append(days, w)
@@ -47,7 +46,7 @@ func measureCircuit(v view, _ string) Metrics {
 	if q == nil {
 		return m
 	}
-	rtt := float64(v.baseRTT())
+	rtt := float64(v.BaseRTT())
 	var utils, fills []float64
 	for _, d := range days {
 		utils = append(utils, txUtilisation(q, d.Start, d.End, float64(d.RateBps)))
@@ -110,7 +109,7 @@ func measureCircuit(v view, _ string) Metrics {
 
 // circuitPort is the port of the raised link that carried more during
 // its days: the circuit's sending end.
-func circuitPort(v view, days []report.LinkWindow) *series.Queue {
+func circuitPort(v MeasureView, days []LinkWindow) *series.Queue {
 	a, b, ok := strings.Cut(days[0].Links[0], ":")
 	if !ok {
 		a, b, ok = strings.Cut(days[0].Links[0], ">")

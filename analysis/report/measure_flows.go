@@ -1,4 +1,4 @@
-package reproduce
+package report
 
 import "math"
 
@@ -18,6 +18,18 @@ var sizeBins = []struct {
 	{"all_slowdown", 0, 0},
 }
 
+// SlowdownClasses are the per-flow slowdown metrics a flow of that size
+// counts in.
+func SlowdownClasses(size uint64) []string {
+	var out []string
+	for _, b := range sizeBins {
+		if size >= b.lo && (b.hi == 0 || size < b.hi) {
+			out = append(out, b.key)
+		}
+	}
+	return out
+}
+
 var fctFlowMetrics = []Metric{
 	{"short_slowdown", "slowdown (packet FCT), flows < 10 KB", "x"},
 	{"medium_slowdown", "slowdown (packet FCT), flows 100 KB-1 MB", "x"},
@@ -27,7 +39,7 @@ var fctFlowMetrics = []Metric{
 
 // fctFlows is every flow's network slowdown by size class; a flow that
 // did not complete is +Inf (it took longer than the run).
-func fctFlows(v view) Samples {
+func fctFlows(v MeasureView) Samples {
 	out := Samples{}
 	for _, f := range v.a.Flows {
 		s := math.Inf(1)
@@ -37,10 +49,8 @@ func fctFlows(v view) Samples {
 		if math.IsNaN(s) {
 			continue
 		}
-		for _, b := range sizeBins {
-			if f.Size >= b.lo && (b.hi == 0 || f.Size < b.hi) {
-				out[b.key] = append(out[b.key], Sample{Flow: f.ID, V: s})
-			}
+		for _, key := range SlowdownClasses(f.Size) {
+			out[key] = append(out[key], Sample{Flow: f.ID, V: s})
 		}
 	}
 	return out
@@ -56,23 +66,23 @@ var miceFlowMetrics = []Metric{
 // the bottleneck), so half of it is the papers' one-packet mouse's
 // latency, and the wait beyond the base RTTs, halved, in the
 // bottleneck's bytes, the queue it met per crossing.
-func miceFlows(v view, group string) Samples {
+func miceFlows(v MeasureView, group string) Samples {
 	if group == "" {
 		group = "mice"
 	}
 	out := Samples{}
-	rtt := float64(v.baseRTT())
+	rtt := float64(v.BaseRTT())
 	if rtt <= 0 {
 		return out
 	}
-	for _, f := range v.groupFlows(group) {
+	for _, f := range v.GroupFlows(group) {
 		lat, wait := math.Inf(1), math.Inf(1)
 		if f.Complete && f.PcapStatus == "complete" && f.PcapFCT > 0 {
 			fct := float64(f.PcapFCT)
 			lat = fct / 2 / rtt
 			wait = max(0, fct-2*rtt) / 2 * v.rateBps / 8e9
 		} else if f.Complete {
-			continue // no packet view: not measured, not censored
+			continue // no packet MeasureView: not measured, not censored
 		}
 		out["mice_latency"] = append(out["mice_latency"], Sample{Flow: f.ID, V: lat})
 		out["mice_wait"] = append(out["mice_wait"], Sample{Flow: f.ID, V: wait})
