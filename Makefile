@@ -1,5 +1,6 @@
-# cclab: the two user-facing targets are `make run` and `make test`.
-# Everything else is a step they depend on.
+# cclab: the two user-facing targets are `make run` and `make test`
+# (`make check` is the fast tier of make test). Everything else is a step
+# they depend on.
 
 GO       ?= go
 export PATH := $(PATH):/usr/local/go/bin
@@ -14,12 +15,20 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 MODIFIED := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo true || echo false)
 LDFLAGS  := -X main.buildRevision=$(REVISION) -X main.buildModified=$(MODIFIED)
 
-.PHONY: all bootstrap generate generated-check build run test vet fmt-check clean-build
+.PHONY: all deps deps-check generate generated-check build run test check vet fmt-check clean-build
 
 all: build
 
-bootstrap:
+# Installing is make deps' alone (scripts/bootstrap: apt-get for what is
+# missing, as root); make run does it first. make test installs nothing:
+# deps-check fails naming make deps when something is missing, so a fresh
+# machine runs make run (or make deps) before make test, and CI (.ci/run:
+# make test on a machine that has everything) passes through it at once.
+deps:
 	@scripts/bootstrap
+
+deps-check:
+	@scripts/bootstrap --check
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE relocates the
 # BPF objects onto any kernel with BTF); the BPF objects and their Go
@@ -47,7 +56,7 @@ build:
 # The default experiment, then its report. The fixed run id replaces the
 # previous default run's directory (cclab itself refuses to overwrite a
 # finished run).
-run: bootstrap build
+run: deps build
 	rm -rf results/default
 	$(BIN) run experiments/default.yaml --out results --run default
 	$(BIN) analyze results/default
@@ -59,12 +68,26 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 
-test: bootstrap
+test: deps-check
 	@scripts/generated check
 	@$(MAKE) --no-print-directory build fmt-check vet
 	$(GO) test $(GOTEST_FLAGS) ./...
 	cd reproduce/kubecheck && $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+# The fast tier: the tests that need neither root nor the kernel (law
+# cores, parsers, analysis on fixtures, the page generators, the
+# experiment checker), with -short; a test of these packages that needs
+# root and the kernel calls testtier.Kernel, which skips it under -short
+# (make test runs it). Under a minute (docs/performance.md).
+CHECK_PKGS := ./analysis/... ./internal/cpustat ./internal/hostlock ./internal/interrupt \
+	./internal/layers ./internal/runid ./internal/testtier ./internal/units \
+	./kmod/bpf ./kmod/law ./kmod/law/lawfuzz ./orchestrator/calibrate \
+	./orchestrator/experiment ./orchestrator/fidelity ./orchestrator/live ./orchestrator/workload \
+	./reproduce ./rundir ./tcopt ./topology/...
+check:
+	$(GO) test -short -count=1 $(CHECK_PKGS)
+	$(GO) test -short -count=1 -run '^TestCheck' ./orchestrator/runner
 
 # Fuzz the two file readers (topology and experiment files): no input may
 # panic, and every error must name its file:line. make test runs each for

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"cclab/internal/testtier"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/runner"
 )
@@ -25,6 +26,7 @@ const root = ".."
 // captures), is analysed, judged and published; the page fragment must
 // carry the numbers of that run.
 func TestSmokeEndToEnd(t *testing.T) {
+	testtier.Kernel(t)
 	exps, err := Find(root, []string{"smoke"})
 	if err != nil {
 		t.Fatal(err)
@@ -405,6 +407,7 @@ func TestPaperFigure(t *testing.T) {
 // its own: its new outcome replaces the old one, which stays named beside
 // it.
 func TestRetryDegraded(t *testing.T) {
+	testtier.Kernel(t)
 	exps, err := Find(root, []string{"smoke"})
 	if err != nil {
 		t.Fatal(err)

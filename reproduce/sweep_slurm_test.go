@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cclab/internal/testtier"
 )
 
 // slurmConf is the two-node cluster on localhost of
@@ -48,9 +50,7 @@ PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe
 // their real run-one tasks take turns; the gather pools them into a
 // results page. Nothing of Slurm is left running after it.
 func TestSlurmSweep(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root (namespaces, BPF)")
-	}
+	testtier.Kernel(t)
 	for _, bin := range []string{"slurmctld", "slurmd", "sbatch", "sinfo", "scontrol"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("%s is not installed (make bootstrap installs Slurm): %v", bin, err)

@@ -21,6 +21,7 @@ import (
 	"cclab/analysis/pcapflows"
 	"cclab/internal/nsexec"
 	"cclab/internal/testnet"
+	"cclab/internal/testtier"
 	"cclab/internal/units"
 	"cclab/rundir"
 	"cclab/topology"
@@ -87,9 +88,7 @@ func capture(t *testing.T, ns, iface, path string) (stop func()) {
 // the analysis finds every flow, with the right size, complete, and
 // within a millisecond of what the application measured.
 func TestRealTransferThroughTheWholeAnalysis(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root (namespaces, veth, AF_PACKET)")
-	}
+	testtier.Kernel(t) // namespaces, veth, AF_PACKET
 	ea, eb := testnet.Pair(t)
 	a, b := ea.Netns, eb.Netns
 	dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cclab/internal/cc"
+	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
@@ -29,8 +30,8 @@ type calibrateFlags struct {
 	laws          []string
 	sets          []string
 	hostOpt       *netbuild.Options
-	pinned        map[string]string // from sets: "law.name" or "name" -> value
-	calibrateLaws []string          // laws, or all of cclab's
+	pinned        law.Settings // sets, typed
+	calibrateLaws []string     // laws, or all of cclab's
 }
 
 // calibration is what `cclab calibrate --json` prints.
@@ -107,17 +108,16 @@ func (f *calibrateFlags) check(file string) (*topology.Plan, error) {
 			return nil, fmt.Errorf("--laws: %s named twice", l)
 		}
 	}
-	f.pinned = map[string]string{}
-	for _, s := range f.sets {
-		name, value, ok := strings.Cut(s, "=")
-		if !ok || name == "" || value == "" {
-			return nil, fmt.Errorf("--set %q: want law.name=value or name=value", s)
-		}
-		f.pinned[name] = value
+	// The law table's checks, in user space: the values in range, the
+	// laws named by law.name among those given.
+	ids, err := law.ParseLaws(f.calibrateLaws)
+	if err != nil {
+		return nil, fmt.Errorf("--laws: %w", err)
 	}
-	// The laws' own checks: the values in range, the laws named by
-	// law.name among those given.
-	if _, err := cc.Resolve(f.calibrateLaws, f.sets); err != nil {
+	if f.pinned, err = law.ParseAssignments(f.sets); err != nil {
+		return nil, fmt.Errorf("--set: %w", err)
+	}
+	if err := f.pinned.Check(ids); err != nil {
 		return nil, fmt.Errorf("--set: %w", err)
 	}
 	plan, err := topology.Load(file)

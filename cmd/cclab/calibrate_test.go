@@ -218,8 +218,8 @@ func TestCalibrateRejectsBadInput(t *testing.T) {
 		{[]string{good, "--delay-engine", "tc"}, "--delay-engine"},
 		{[]string{good, "--laws", "cubic"}, `unknown law "cubic"`},
 		{[]string{good, "--set", "nosuch=1"}, `"nosuch"`},
-		{[]string{good, "--set", "hpcc.eta_ppm=2"}, "eta_ppm out of range"},
-		{[]string{good, "--laws", "dctcp", "--set", "swift.hops=2"}, "law swift is not being loaded"},
+		{[]string{good, "--set", "hpcc.eta_ppm=2"}, "hpcc eta_ppm=2 ppm: outside its range 100000..1000000"},
+		{[]string{good, "--laws", "dctcp", "--set", "swift.hops=2"}, "law swift is not among dctcp"},
 		{[]string{good, "--samples-loaded", "0"}, "--samples-loaded"},
 	}
 	for _, c := range cases {

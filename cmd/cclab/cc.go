@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cclab/internal/cc"
+	"cclab/kmod/law"
 )
 
 func newCCCmd() *cobra.Command {
@@ -61,6 +62,25 @@ func splitArgs(args []string) (laws, settings []string) {
 	return laws, settings
 }
 
+// checkedArgs is splitArgs with the settings typed and checked against
+// the law table in user space (ranges, units, relations) before anything
+// is loaded; the settings go on to the loader in its own form.
+func checkedArgs(args []string) (laws, settings []string, err error) {
+	laws, settings = splitArgs(args)
+	ids, err := law.ParseLaws(laws)
+	if err != nil {
+		return nil, nil, err
+	}
+	ss, err := law.ParseAssignments(settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ss.Check(ids); err != nil {
+		return nil, nil, err
+	}
+	return laws, ss.Strings(), nil
+}
+
 func newCCLoadCmd() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
@@ -73,7 +93,10 @@ func newCCLoadCmd() *cobra.Command {
 			"does. --force registers the law again with these parameters (sockets using\n" +
 			"the old registration keep it until they close), even under a live run.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			laws, settings := splitArgs(args)
+			laws, settings, err := checkedArgs(args)
+			if err != nil {
+				return err
+			}
 			opts, err := ccOptions(cmd)
 			if err != nil {
 				return err

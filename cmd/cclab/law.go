@@ -22,25 +22,21 @@ func newLawCmd() *cobra.Command {
 	return cmd
 }
 
-// lawParams builds checked parameters from the law name and name=value args.
+// lawParams builds checked parameters from the law name and name=value
+// args, typed as an experiment's settings are and checked the same way.
 func lawParams(name string, assignments []string) (*law.Params, error) {
 	l, err := law.ParseLaw(name)
 	if err != nil {
 		return nil, err
 	}
-	p, err := law.DefaultParams(l)
+	ss, err := law.ParseAssignments(assignments)
 	if err != nil {
 		return nil, err
 	}
-	for _, kv := range assignments {
-		if err := p.SetAssignment(kv); err != nil {
-			return nil, err
-		}
-	}
-	if err := p.Check(); err != nil {
+	if err := ss.Check([]law.Law{l}); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return ss.Params(l)
 }
 
 func newLawReplayCmd() *cobra.Command {

@@ -58,6 +58,7 @@ func newRootCmd() *cobra.Command {
 		newTopoCmd(),
 		newCleanCmd(),
 		newRunCmd(),
+		newCheckCmd(),
 		newIntCmd(),
 		newAnalyzeCmd(),
 		newCompareCmd(),

@@ -11,6 +11,8 @@ import (
 
 	"cclab/internal/quiettest"
 	"cclab/internal/runid"
+	"cclab/internal/testtier"
+	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
@@ -60,6 +62,7 @@ links:
 // and a larger delay moves every derived time constant by what the paths
 // gained, while the experiment's pinned values stay as pinned.
 func TestCalibrationFollowsDelay(t *testing.T) {
+	testtier.Kernel(t)
 	laws := []string{"powertcp", "hpcc", "swift", "dctcp", "timely", "dcqcn"}
 	var derived []*calibrate.Derived
 	// The floors are timing: a try with CPU time stolen by the hypervisor
@@ -174,7 +177,7 @@ func calibrateAndCheck(t *testing.T, d time.Duration, laws []string) (*calibrate
 			errs = append(errs, fmt.Errorf("%d switches: load achieved %d bit/s, paced at %d", c.Switches, c.AchievedBps, c.LoadBps))
 		}
 	}
-	dv, err := calibrate.Derive(r, plan, laws, map[string]string{"hpcc.base_rtt_ns": "13000", "int_max_age_ns": "5000000"})
+	dv, err := calibrate.Derive(r, plan, laws, law.Settings{{Law: law.HPCC, Param: "base_rtt_ns", Value: 13000}, {Param: "int_max_age_ns", Value: 5000000}})
 	if err != nil {
 		t.Fatal(err)
 	}

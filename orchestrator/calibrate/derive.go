@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"cclab/kmod/law"
 	"cclab/topology"
 )
 
@@ -130,10 +131,9 @@ var paperTimeNs = map[string]map[string]int64{
 }
 
 // Derive applies the rule to a calibration of plan. pinned holds the
-// experiment's law settings ("name" or "law.name" -> value); a pinned
-// parameter keeps the experiment's value and is recorded as such. laws
-// are the laws being registered.
-func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]string) (*Derived, error) {
+// experiment's law settings; a pinned parameter keeps the experiment's
+// value and is recorded as such. laws are the laws being registered.
+func Derive(r *Result, plan *topology.Plan, laws []string, pinned law.Settings) (*Derived, error) {
 	if len(r.Classes) == 0 {
 		return nil, fmt.Errorf("derive: no path classes measured")
 	}
@@ -188,34 +188,36 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned map[string]str
 		"swift": {"vai_ai_div": {d.SwiftVaiAiDivNs, fmt.Sprintf("30 ns per token (paper) x base RTT / %d us (the papers' RTT of the path)", d.PaperRTTNs/1000)}},
 		"hpcc":  {"vai_ai_div": {d.HpccVaiAiDivBytes, fmt.Sprintf("1 KB per token (paper) x BDP / the paper's BDP of the path (100 Gbit/s x %d us)", d.PaperRTTNs/1000)}},
 	}
-	for law, consts := range paperTimeNs {
-		if perLaw[law] == nil {
-			perLaw[law] = map[string]struct {
+	for lawName, consts := range paperTimeNs {
+		if perLaw[lawName] == nil {
+			perLaw[lawName] = map[string]struct {
 				v    int64
 				rule string
 			}{}
 		}
 		for name, ns := range consts {
-			perLaw[law][name] = struct {
+			perLaw[lawName][name] = struct {
 				v    int64
 				rule string
 			}{min(roundUpUs(ns*d.BaseRTTNs/d.PaperRTTNs), maxLawTimeNs), fmt.Sprintf("%d us (paper) x base RTT / %d us (the papers' RTT of the path), at most 1 s", ns/1000, d.PaperRTTNs/1000)}
 		}
 	}
-	for _, law := range laws {
-		for _, name := range lawParams[law] {
-			v, ok := perLaw[law][name] // the same name in another law's units
+	for _, lawName := range laws {
+		id, err := law.ParseLaw(lawName)
+		if err != nil {
+			return nil, fmt.Errorf("derive: %w", err)
+		}
+		for _, name := range lawParams[lawName] {
+			v, ok := perLaw[lawName][name] // the same name in another law's units
 			if !ok {
 				v = values[name]
 			}
 			if v.v == 0 && (name == "host_bw_mbps" || name == "vai_ai_div" || name == "ai_bytes") {
 				continue // hosts at different rates: the law's default stands
 			}
-			p := Param{Law: law, Name: name, Value: v.v, Rule: v.rule}
-			if pv, ok := pinned[law+"."+name]; ok {
-				p.Pinned = pv
-			} else if pv, ok := pinned[name]; ok {
-				p.Pinned = pv
+			p := Param{Law: lawName, Name: name, Value: v.v, Rule: v.rule}
+			if pv, ok := pinned.Get(id, name); ok {
+				p.Pinned = strconv.FormatUint(pv, 10)
 			}
 			d.Params = append(d.Params, p)
 		}

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"cclab/kmod/law"
 	"cclab/topology"
 )
 
 // deriveFloors derives the laws' parameters from class floors (ns, what
 // Class.Floor returns) given per switch count, on plan; no network is
 // built.
-func deriveFloors(t *testing.T, plan *topology.Plan, floors map[int]int64, pinned map[string]string) *Derived {
+func deriveFloors(t *testing.T, plan *topology.Plan, floors map[int]int64, pinned law.Settings) *Derived {
 	t.Helper()
 	r := &Result{}
 	for sw, f := range floors {
@@ -95,7 +96,7 @@ func TestDeriveSwiftAI(t *testing.T) {
 		t.Errorf("star: settings %v lack swift.ai_bytes=26", d.Settings())
 	}
 
-	d = deriveFloors(t, star, map[int]int64{1: 4163000}, map[string]string{"swift.ai_bytes": "1448"})
+	d = deriveFloors(t, star, map[int]int64{1: 4163000}, law.Settings{{Law: law.Swift, Param: "ai_bytes", Value: 1448}})
 	if p, ok := param(d, "swift", "ai_bytes"); !ok || p.Value != 26 || p.Pinned != "1448" {
 		t.Errorf("pinned: %+v, want value 26 pinned to 1448", p)
 	}

@@ -89,8 +89,8 @@ func (e *Experiment) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 	}
-	if k, _ := yamlerr.Lookup(n, "laws"); k != nil {
-		e.LawsLine = k.Line
+	if k, v := yamlerr.Lookup(n, "laws"); k != nil {
+		e.LawsLine, e.lawLines = k.Line, keyLines(v)
 	}
 	e.TopologyPos = yamlerr.Key(n, "topology")
 	return nil
@@ -159,6 +159,9 @@ func (v *VariantSpec) UnmarshalYAML(n *yaml.Node) error {
 			return typeErr(k, "a variant's ECN marking goes in the switch section, its QCN too: switch: {ecn_profiles: {NAME: {ecn_threshold: ... | ecn_red: {...}, qcn: {...}}}}")
 		}
 	}
+	if _, set := yamlerr.Lookup(n, "set"); set != nil {
+		v.setLines = keyLines(set)
+	}
 	return decodeStrict(n, (*plain)(v))
 }
 
@@ -169,6 +172,19 @@ func keysOf(n *yaml.Node) map[string]bool {
 		keys[n.Content[i].Value] = true
 	}
 	return keys
+}
+
+// keyLines maps each key of a mapping node to its line (nil for a node
+// that is no mapping).
+func keyLines(n *yaml.Node) map[string]int {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out[n.Content[i].Value] = n.Content[i].Line
+	}
+	return out
 }
 
 // UnmarshalYAML decodes strictly and remembers the line.
@@ -191,6 +207,9 @@ func (en *Entry) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	en.Line = n.Line
+	if _, set := yamlerr.Lookup(n, "set"); set != nil {
+		en.setLines = keyLines(set)
+	}
 	return nil
 }
 
@@ -314,6 +333,9 @@ func (e *Experiment) validate(p *problems) {
 	if p.empty() {
 		e.addEntryVariants(p)
 	}
+	if p.empty() {
+		e.validateLaws(p)
+	}
 }
 
 // addEntryVariants makes the variant each entry's `set:` asks for in each
@@ -360,12 +382,14 @@ func (e *Experiment) addEntryVariants(p *problems) {
 				p.add(en.Line, "workload entry %q: its flows' variant %q is a compared name", en.Name, name)
 				continue
 			}
-			v := VariantSpec{Law: base, Set: map[string]string{}, Entry: en.Name, Line: en.Line}
+			v := VariantSpec{Law: base, Set: map[string]string{}, Entry: en.Name, Line: en.Line, setLines: map[string]int{}}
 			if own, ok := e.Variants[base]; ok {
 				v.Law = own.Law
 				maps.Copy(v.Set, own.Set)
+				maps.Copy(v.setLines, own.setLines)
 			}
 			maps.Copy(v.Set, en.Set)
+			maps.Copy(v.setLines, en.setLines)
 			if e.Variants == nil {
 				e.Variants = map[string]VariantSpec{}
 			}

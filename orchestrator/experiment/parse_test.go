@@ -294,7 +294,7 @@ workload:
 			t.Errorf("variant %s: %+v, want %+v", name, got, w)
 		}
 	}
-	if got := e.VariantSettings("qcn_fast_rp1"); !slices.Equal(got, []string{"qcn.init_rate_kbps=900000", "qcn.rai_kbps=5000"}) {
+	if got := e.VariantSettings("qcn_fast_rp1").Strings(); !slices.Equal(got, []string{"qcn.init_rate_kbps=900000", "qcn.rai_kbps=5000"}) {
 		t.Errorf("qcn_fast_rp1 registers with %v", got)
 	}
 }

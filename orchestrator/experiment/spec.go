@@ -1,12 +1,11 @@
 package experiment
 
 import (
-	"sort"
-
 	"gopkg.in/yaml.v3"
 
 	"cclab/internal/units"
 	"cclab/internal/yamlerr"
+	"cclab/kmod/law"
 )
 
 // Experiment is one parsed experiment file.
@@ -33,6 +32,11 @@ type Experiment struct {
 	// parameters (or checks that they are registered with them).
 	Laws     map[string]string `yaml:"laws" json:"laws,omitempty"`
 	LawsLine int               `yaml:"-" json:"-"`
+	// LawSet is Laws parsed and checked against the law table
+	// (lawsettings.go): generic parameters first, then those of one law,
+	// each in name order, so that a law's own wins.
+	LawSet   law.Settings   `yaml:"-" json:"-"`
+	lawLines map[string]int // Laws' keys -> their lines
 	// Variants are laws registered under names of their own with
 	// settings of their own (a parameter name of the law -> value), for
 	// `compare`: e.g. hpcc_vaisf: {law: hpcc, set: {vai_enable: 1}}. The
@@ -71,6 +75,9 @@ type VariantSpec struct {
 	// EntryCC); "" for one the file lists.
 	Entry string `yaml:"-" json:"entry,omitempty"`
 	Line  int    `yaml:"-" json:"-"`
+	// Settings is Set parsed for Law (lawsettings.go), in name order.
+	Settings law.Settings   `yaml:"-" json:"-"`
+	setLines map[string]int // Set's keys -> their lines
 }
 
 // EntryCC is the congestion control the flows of entry en use in the run
@@ -90,18 +97,15 @@ func (e *Experiment) EntryCC(en *Entry, cc string) string {
 
 func entryVariantName(cc, entry string) string { return cc + "_" + entry }
 
-// VariantSettings is the settings a variant is registered with, as
-// `cclab cc load` takes them: the laws section's, then its own (its own
-// prefixed with its law, so that they win over both).
-func (e *Experiment) VariantSettings(name string) []string {
+// VariantSettings is the settings a variant is registered with: the laws
+// section's that apply to its law, then its own (which win).
+func (e *Experiment) VariantSettings(name string) law.Settings {
 	v := e.Variants[name]
-	out := e.LawSettings()
-	var own []string
-	for k, val := range v.Set {
-		own = append(own, v.Law+"."+k+"="+val)
+	l, err := law.ParseLaw(v.Law)
+	if err != nil {
+		return nil
 	}
-	sort.Strings(own)
-	return append(out, own...)
+	return append(e.LawSet.For(l), v.Settings...)
 }
 
 // Hosts are the TCP and offload settings applied to every host.
@@ -249,12 +253,13 @@ type Entry struct {
 	// Set are law parameters for this entry's flows alone (as a
 	// variant's set), on top of whatever the run's law has: e.g.
 	// {init_rate_kbps: 100000} starts them at 100 Mbit/s. See EntryCC.
-	Set     map[string]string `yaml:"set" json:"set,omitempty"`
-	Long    *Long             `yaml:"long" json:"long,omitempty"`
-	Incast  *Incast           `yaml:"incast" json:"incast,omitempty"`
-	Poisson *Poisson          `yaml:"poisson" json:"poisson,omitempty"`
-	Query   *Query            `yaml:"query" json:"query,omitempty"`
-	Line    int               `yaml:"-" json:"line"`
+	Set      map[string]string `yaml:"set" json:"set,omitempty"`
+	Long     *Long             `yaml:"long" json:"long,omitempty"`
+	Incast   *Incast           `yaml:"incast" json:"incast,omitempty"`
+	Poisson  *Poisson          `yaml:"poisson" json:"poisson,omitempty"`
+	Query    *Query            `yaml:"query" json:"query,omitempty"`
+	Line     int               `yaml:"-" json:"line"`
+	setLines map[string]int    // Set's keys -> their lines
 }
 
 // Long is one or more long-lived flows that send from Start until Stop.
@@ -331,16 +336,9 @@ func On(b *bool, def bool) bool {
 	return *b
 }
 
-// LawSettings returns the laws section as `cclab cc load` settings
-// ("name=value"), in a stable order.
-func (e *Experiment) LawSettings() []string {
-	var out []string
-	for k, v := range e.Laws {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
+// LawSettings returns the laws section as the laws' loaders take it
+// ("name=value", "law.name=value"), in LawSet's order.
+func (e *Experiment) LawSettings() []string { return e.LawSet.Strings() }
 
 // CompareLine is the line of the i-th compared name (the file's own line
 // when unknown).

@@ -9,6 +9,7 @@ import (
 
 	"cclab/internal/cc"
 	"cclab/internal/nsexec"
+	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/netbuild"
@@ -28,8 +29,13 @@ type Law struct {
 // is built: a law of cclab's with settings its parameters accept, or a
 // congestion control of the kernel without settings.
 func CheckLaw(name string, settings []string) error {
-	if slices.Contains(cc.Laws(), name) {
-		if _, err := cc.Resolve([]string{name}, settings); err != nil {
+	if l, err := law.ParseLaw(name); err == nil {
+		// The law table's checks, in user space.
+		ss, err := law.ParseAssignments(settings)
+		if err == nil {
+			err = ss.Check([]law.Law{l})
+		}
+		if err != nil {
 			return fmt.Errorf("--cc %s: %w", name, err)
 		}
 		return nil
@@ -72,17 +78,16 @@ func RegisterLaw(ctx context.Context, n *netbuild.Network, name string, settings
 		if err != nil {
 			return nil, fmt.Errorf("calibrate for %s: %w", name, err)
 		}
-		pinned := map[string]string{}
-		for _, s := range settings {
-			k, v, _ := strings.Cut(s, "=")
-			pinned[k] = v
+		pinned, err := law.ParseAssignments(settings)
+		if err != nil {
+			return nil, fmt.Errorf("--cc %s: %w", name, err)
 		}
 		d, err := calibrate.Derive(res, n.Plan, []string{name}, pinned)
 		if err != nil {
 			return nil, fmt.Errorf("derive %s's parameters: %w", name, err)
 		}
 		out.Calibration, out.Derived = res, d
-		out.Settings = append(append([]string(nil), settings...), d.Settings()...)
+		out.Settings = append(pinned.Strings(), d.Settings()...)
 		if _, err := cc.Reconcile(ctx, []string{name}, out.Settings, cc.Options{}); err != nil {
 			return nil, fmt.Errorf("register %s: %w", name, err)
 		}

@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +57,22 @@ func (p *Prepared) derivedLaws() []string {
 // control against tcp_available_congestion_control and generates the
 // flows of each variant.
 func Prepare(path string) (*Prepared, error) {
+	p, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	avail, err := AvailableCCs()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.generate(avail); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// read reads and checks the experiment file and its topology.
+func read(path string) (*Prepared, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
@@ -69,22 +85,22 @@ func Prepare(path string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	avail, err := AvailableCCs()
-	if err != nil {
-		return nil, err
-	}
-	p := &Prepared{Exp: exp, Source: src, Plan: plan}
+	return &Prepared{Exp: exp, Source: src, Plan: plan}, nil
+}
+
+// generate checks the experiment's congestion controls against avail,
+// the names the kernel has, and generates the flows of each variant.
+func (p *Prepared) generate(avail map[string]bool) error {
+	exp, plan, path := p.Exp, p.Plan, p.Exp.File
 	ccs := exp.Compare
 	if len(ccs) == 0 {
 		ccs = []string{exp.CC}
 	}
 	if err := checkCompared(exp, avail); err != nil {
-		return nil, err
+		return err
 	}
 	if exp.Laws != nil || len(exp.Variants) > 0 {
-		if err := p.lawsToRegister(ccs, avail); err != nil {
-			return nil, err
-		}
+		p.lawsToRegister(ccs, avail)
 	}
 	for i, cc := range ccs {
 		if avail[cc] {
@@ -98,13 +114,23 @@ func Prepare(path string) (*Prepared, error) {
 		if len(exp.Compare) > 0 {
 			line = exp.CompareLine(i)
 		}
-		return nil, fmt.Errorf("%s:%d: congestion control %q is not loaded in this kernel (available: %s)%s", path, line, cc, names(avail), loadHint(cc))
+		return fmt.Errorf("%s:%d: congestion control %q is not loaded in this kernel (available: %s)%s", path, line, cc, names(avail), loadHint(cc))
 	}
 	for _, en := range exp.Workload {
 		for _, cc := range ccs {
 			if ecc := exp.EntryCC(&en, cc); ecc != cc && !avail[ecc] {
-				return nil, fmt.Errorf("%s:%d: workload entry %q: congestion control %q is not loaded in this kernel (available: %s)%s", path, en.Line, en.Name, ecc, names(avail), loadHint(ecc))
+				return fmt.Errorf("%s:%d: workload entry %q: congestion control %q is not loaded in this kernel (available: %s)%s", path, en.Line, en.Name, ecc, names(avail), loadHint(ecc))
 			}
+		}
+	}
+	// Every compared name's flows are generated and judged, and every
+	// problem reported once, at its line.
+	var errs []error
+	seen := map[string]bool{}
+	problem := func(err error) {
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
 		}
 	}
 	for _, cc := range ccs {
@@ -113,33 +139,49 @@ func Prepare(path string) (*Prepared, error) {
 		}
 		fl, err := workload.Generate(exp, plan, cc)
 		if err != nil {
-			return nil, err
+			problem(err)
+			continue
 		}
 		if len(fl) == 0 {
-			return nil, fmt.Errorf("%s: the workload generates no flows", path)
+			problem(fmt.Errorf("%s:%d: the workload generates no flows", path, exp.Line))
+			continue
 		}
 		for _, f := range fl {
 			if f.Tool == flows.Iperf3 && usesECN(exp, f.CC) {
-				return nil, fmt.Errorf("%s: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, f.CC, f.Group)
+				problem(fmt.Errorf("%s:%d: %s runs iperf3 flows (workload entry %q): iperf3's listener cannot run an ECN law, and a receiver that does not refuses the ECN its senders ask for (docs/experiments.md); use tool: inprocess", path, entryLine(exp, f.Group), f.CC, f.Group))
 			}
 			if l, ok := lawOf(exp, f.CC); ok && l.UsesQCN() && !hasQCN(exp, cc) {
-				return nil, fmt.Errorf("%s: %s's run has %s flows (workload entry %q) and no QCN congestion point to send them feedback: give switch: {int: true, qcn: {qeq: ...}} (or ecn_profiles.%s.qcn)", path, cc, f.CC, f.Group, cc)
+				problem(fmt.Errorf("%s:%d: %s's run has %s flows (workload entry %q) and no QCN congestion point to send them feedback: give switch: {int: true, qcn: {qeq: ...}} (or ecn_profiles.%s.qcn)", path, entryLine(exp, f.Group), cc, f.CC, f.Group, cc))
 			}
 		}
 		p.Variants = append(p.Variants, Variant{CC: cc, Flows: fl})
 	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	if len(p.Variants) == 0 {
-		return nil, fmt.Errorf("%s: none of the compared congestion controls is loaded (%s); `cclab cc load` loads cclab's laws", path, strings.Join(skippedNames(p.Skipped), ", "))
+		return fmt.Errorf("%s: none of the compared congestion controls is loaded (%s); `cclab cc load` loads cclab's laws", path, strings.Join(skippedNames(p.Skipped), ", "))
 	}
 	if err := checkLinkEvents(exp, plan); err != nil {
-		return nil, err
+		return err
 	}
 	if exp.Switch != nil {
 		if err := checkMarkings(exp, plan, ccs); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return p, nil
+	return nil
+}
+
+// entryLine is the line of the workload entry named name (the file's own
+// line when there is none).
+func entryLine(exp *experiment.Experiment, name string) int {
+	for _, en := range exp.Workload {
+		if en.Name == name {
+			return en.Line
+		}
+	}
+	return exp.Line
 }
 
 // usesECN reports whether cc is one of cclab's ECN laws, by its own name
@@ -193,22 +235,11 @@ func loadHint(cc string) string {
 	return ""
 }
 
-// lawsToRegister handles an experiment's `laws:` section: every cclab law
-// the experiment uses will be registered by the run with those parameters,
-// so it counts as available; the parameters are checked now, by the law
-// core, before anything is created.
-func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
-	// A variant under a law's own name would replace that law's
-	// registration, machine-wide.
-	for _, name := range slices.Sorted(maps.Keys(p.Exp.Variants)) {
-		if !slices.Contains(cclaws.Laws(), name) {
-			continue
-		}
-		if v := p.Exp.Variants[name]; v.Entry != "" {
-			return fmt.Errorf("%s:%d: workload entry %q sets law parameters, so its flows would run as %q, the name of one of cclab's laws: rename the entry", p.Exp.File, v.Line, v.Entry, name)
-		}
-		return fmt.Errorf("%s: variant %s: the name of one of cclab's laws; give it a name of its own", p.Exp.File, name)
-	}
+// lawsToRegister handles an experiment's `laws:` section and variants:
+// every cclab law the experiment uses will be registered by the run (with
+// the settings experiment.Parse typed and checked against the law table),
+// so it counts as available.
+func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) {
 	used := slices.Clone(ccs)
 	for _, en := range p.Exp.Workload {
 		for _, cc := range ccs {
@@ -216,43 +247,20 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 		}
 	}
 	for _, cc := range used {
-		law := cc
-		if v, ok := p.Exp.Variants[cc]; ok {
-			if !slices.Contains(cclaws.Laws(), v.Law) {
-				if v.Entry != "" {
-					return fmt.Errorf("%s:%d: workload entry %q sets law parameters, but its flows run %s in this run, not one of cclab's laws (%s)", p.Exp.File, v.Line, v.Entry, v.Law, strings.Join(cclaws.Laws(), ", "))
-				}
-				return fmt.Errorf("%s: variant %s: %q is not one of cclab's laws (%s)", p.Exp.File, cc, v.Law, strings.Join(cclaws.Laws(), ", "))
-			}
-			own := p.Exp.VariantSettings(cc)[len(p.Exp.LawSettings()):]
-			vs := append(cclaws.SettingsFor([]string{v.Law}, p.Exp.LawSettings()), own...)
-			if _, err := cclaws.Resolve([]string{v.Law}, vs); err != nil {
-				if v.Entry != "" {
-					return fmt.Errorf("%s:%d: workload entry %q: set: %w", p.Exp.File, v.Line, v.Entry, err)
-				}
-				return fmt.Errorf("%s: variant %s: %w", p.Exp.File, cc, err)
-			}
+		if _, ok := p.Exp.Variants[cc]; ok {
 			if !slices.Contains(p.VariantNames, cc) {
 				p.VariantNames = append(p.VariantNames, cc)
 			}
 			avail[cc] = true
 			continue
 		}
-		if slices.Contains(cclaws.Laws(), law) && !slices.Contains(p.Laws, law) {
-			p.Laws = append(p.Laws, law)
+		if slices.Contains(cclaws.Laws(), cc) && !slices.Contains(p.Laws, cc) {
+			p.Laws = append(p.Laws, cc)
 		}
-	}
-	check := p.Laws
-	if len(check) == 0 {
-		check = cclaws.Laws() // nothing uses them: still refuse bad parameters
-	}
-	if _, err := cclaws.Resolve(check, p.Exp.LawSettings()); err != nil {
-		return fmt.Errorf("%s:%d: laws: %w", p.Exp.File, p.Exp.LawsLine, err)
 	}
 	for _, l := range p.Laws {
 		avail[l] = true
 	}
-	return nil
 }
 
 // Reseed returns the experiment prepared with another workload seed: the

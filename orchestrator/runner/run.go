@@ -162,7 +162,7 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 	}
 	settings := p.Exp.LawSettings()
 	if cal != nil {
-		d, err := calibrate.Derive(cal, p.Plan, p.derivedLaws(), p.Exp.Laws)
+		d, err := calibrate.Derive(cal, p.Plan, p.derivedLaws(), p.Exp.LawSet)
 		if err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 	for _, name := range p.VariantNames {
 		v := p.Exp.Variants[name]
 		vs := cclaws.SettingsFor([]string{v.Law}, append(p.Exp.LawSettings(), derived...))
-		vs = append(vs, p.Exp.VariantSettings(name)[len(p.Exp.LawSettings()):]...)
+		vs = append(vs, v.Settings.Strings()...)
 		vopt := opt.Laws
 		vopt.Names = map[string]string{v.Law: name}
 		fmt.Fprintf(opt.Log, "registering variant %s (%s) with %v\n", name, v.Law, vs)
@@ -236,7 +236,7 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	if cal == nil || len(used) == 0 {
 		return nil
 	}
-	d, err := calibrate.Derive(cal, p.Plan, used, p.Exp.Laws)
+	d, err := calibrate.Derive(cal, p.Plan, used, p.Exp.LawSet)
 	if err != nil {
 		return err
 	}

@@ -520,7 +520,8 @@ workload:
 
 // An experiment's `laws:` section makes the run register the laws it uses
 // (so they count as available before they are loaded), and its parameters
-// are checked by the law core before anything is created.
+// are checked against the law table before anything is created, each
+// refusal at the line of the setting it blames.
 func TestPrepareLawsSection(t *testing.T) {
 	body := "compare: [cubic, hpcc, dctcp]\nlaws:\n  host_bw_mbps: 100\n  hpcc.eta_ppm: 950000\nworkload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n"
 	p, err := Prepare(writeExperiment(t, "star-16.yaml", body))
@@ -532,7 +533,7 @@ func TestPrepareLawsSection(t *testing.T) {
 	}
 	bad := strings.Replace(body, "950000", "5", 1)
 	_, err = Prepare(writeExperiment(t, "star-16.yaml", bad))
-	if err == nil || !strings.Contains(err.Error(), "exp.yaml:4: laws:") || !strings.Contains(err.Error(), "eta_ppm") {
+	if err == nil || !strings.Contains(err.Error(), "exp.yaml:6:3: laws: hpcc eta_ppm=5 ppm: outside its range") {
 		t.Fatalf("out-of-range eta accepted or badly reported: %v", err)
 	}
 	_, err = Prepare(writeExperiment(t, "star-16.yaml", strings.Replace(body, "host_bw_mbps", "warp_factor", 1)))
