@@ -1,6 +1,6 @@
 // Package bpf holds the eBPF struct_ops builds of the congestion-control
 // laws: one object per law, compiled by bpf2go from <law>.bpf.c around the
-// law core in kmod/law/. internal/cc loads and registers them.
+// law core in kmod/law/. kmod/lawload loads and registers them.
 package bpf
 
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror -mcpu=v3" -target bpfel -no-global-types dctcp dctcp.bpf.c -- -I../../build/include -I../law -I../../tcopt

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	cclaws "cclab/internal/cc"
 	"cclab/kmod/law"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/workload"
@@ -187,7 +187,7 @@ func hasQCN(exp *experiment.Experiment, cc string) bool {
 }
 
 func loadHint(cc string) string {
-	if slices.Contains(cclaws.Laws(), cc) {
+	if slices.Contains(lawload.Laws(), cc) {
 		return "; `cclab cc load " + cc + "` loads it"
 	}
 	return ""
@@ -201,7 +201,7 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 	// A variant under a law's own name would replace that law's
 	// registration, machine-wide.
 	for _, name := range slices.Sorted(maps.Keys(p.Exp.Variants)) {
-		if !slices.Contains(cclaws.Laws(), name) {
+		if !slices.Contains(lawload.Laws(), name) {
 			continue
 		}
 		if v := p.Exp.Variants[name]; v.Entry != "" {
@@ -218,15 +218,15 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 	for _, cc := range used {
 		law := cc
 		if v, ok := p.Exp.Variants[cc]; ok {
-			if !slices.Contains(cclaws.Laws(), v.Law) {
+			if !slices.Contains(lawload.Laws(), v.Law) {
 				if v.Entry != "" {
-					return fmt.Errorf("%s:%d: workload entry %q sets law parameters, but its flows run %s in this run, not one of cclab's laws (%s)", p.Exp.File, v.Line, v.Entry, v.Law, strings.Join(cclaws.Laws(), ", "))
+					return fmt.Errorf("%s:%d: workload entry %q sets law parameters, but its flows run %s in this run, not one of cclab's laws (%s)", p.Exp.File, v.Line, v.Entry, v.Law, strings.Join(lawload.Laws(), ", "))
 				}
-				return fmt.Errorf("%s: variant %s: %q is not one of cclab's laws (%s)", p.Exp.File, cc, v.Law, strings.Join(cclaws.Laws(), ", "))
+				return fmt.Errorf("%s: variant %s: %q is not one of cclab's laws (%s)", p.Exp.File, cc, v.Law, strings.Join(lawload.Laws(), ", "))
 			}
 			own := p.Exp.VariantSettings(cc)[len(p.Exp.LawSettings()):]
-			vs := append(cclaws.SettingsFor([]string{v.Law}, p.Exp.LawSettings()), own...)
-			if _, err := cclaws.Resolve([]string{v.Law}, vs); err != nil {
+			vs := append(lawload.SettingsFor([]string{v.Law}, p.Exp.LawSettings()), own...)
+			if _, err := lawload.Resolve([]string{v.Law}, vs); err != nil {
 				if v.Entry != "" {
 					return fmt.Errorf("%s:%d: workload entry %q: set: %w", p.Exp.File, v.Line, v.Entry, err)
 				}
@@ -238,15 +238,15 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) error {
 			avail[cc] = true
 			continue
 		}
-		if slices.Contains(cclaws.Laws(), law) && !slices.Contains(p.Laws, law) {
+		if slices.Contains(lawload.Laws(), law) && !slices.Contains(p.Laws, law) {
 			p.Laws = append(p.Laws, law)
 		}
 	}
 	check := p.Laws
 	if len(check) == 0 {
-		check = cclaws.Laws() // nothing uses them: still refuse bad parameters
+		check = lawload.Laws() // nothing uses them: still refuse bad parameters
 	}
-	if _, err := cclaws.Resolve(check, p.Exp.LawSettings()); err != nil {
+	if _, err := lawload.Resolve(check, p.Exp.LawSettings()); err != nil {
 		return fmt.Errorf("%s:%d: laws: %w", p.Exp.File, p.Exp.LawsLine, err)
 	}
 	for _, l := range p.Laws {

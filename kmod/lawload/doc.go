@@ -1,4 +1,4 @@
-// Package cc loads, lists and unloads the eBPF struct_ops builds of the
+// Package lawload loads, lists and unloads the eBPF struct_ops builds of the
 // congestion-control laws (kmod/bpf), reads back the parameters in force and
 // records the per-ACK law trace.
 //
@@ -11,4 +11,4 @@
 // Maps the laws share with each other and with the INT host agent are
 // pinned by name directly in PinDir: cclab_int_echo (tcopt/int_echo.h),
 // cclab_cc_trace and cclab_cc_ctl (the trace).
-package cc
+package lawload

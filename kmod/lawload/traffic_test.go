@@ -1,4 +1,4 @@
-package cc
+package lawload
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"cclab/internal/cc/cemark"
 	"cclab/internal/quiettest"
 	"cclab/internal/units"
 	lawpkg "cclab/kmod/law"
+	"cclab/kmod/lawload/cemark"
 	"cclab/tcopt/intswitch"
 )
 

@@ -1,4 +1,4 @@
-package cc
+package lawload
 
 import (
 	"context"
