@@ -271,15 +271,8 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "int_signal.h"
 #include "vai.h"
 #include "power_window.h"
-#include "powertcp.h"
-#include "theta_powertcp.h"
-#include "hpcc.h"
-#include "swift.h"
-#include "dctcp.h"
 #include "rate_law.h"
-#include "timely.h"
-#include "dcqcn.h"
-#include "qcn.h"
+#include "law_headers.h"	/* every law's <name>.h, from the table (lawgen) */
 #include "glue.h"
 
 #endif /* CCLAB_LAW_H */

@@ -133,9 +133,21 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		law.QCNT: {nil, {"timer_ns=50000", "hai_cycles=8", "fast_recovery=2"},
 			{"timer_ns=1000", "fast_recovery=100", "rhai_kbps=1", "gd_shift=16"}},
 	}
-	for l, vs := range variants {
+	// Every law of the table is checked: one without variants here is an
+	// error, not a law left out.
+	for _, l := range law.All() {
+		vs, ok := variants[l]
+		if !ok {
+			t.Errorf("law %s has no parameter variants in bpfcheck_test.go (variants): add its row, nil for the defaults", l)
+			vs = [][]string{nil}
+		}
 		for _, v := range vs {
 			runs = append(runs, run{l, v, randomEvents(rng, 400), true})
+		}
+	}
+	for l := range variants {
+		if _, err := law.ParseLaw(l.String()); err != nil {
+			t.Errorf("variants: %v", err)
 		}
 	}
 	for _, r := range runs {
