@@ -109,6 +109,9 @@ func (t Traits) Names() []string {
 	return out
 }
 
+// Has reports whether every trait of o is set.
+func (t Traits) Has(o Traits) bool { return t&o == o }
+
 // Traits returns the law's row of the traits column.
 func (l Law) Traits() Traits {
 	if t := C.law_traits(C.int(l)); t >= 0 {
