@@ -81,6 +81,12 @@ LAW_INLINE void dcqcn_params_default(struct dcqcn_params *p)
 	DCQCN_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 dcqcn_max_cwnd(const struct dcqcn_params *p)
+{
+	return p->max_cwnd_bytes;
+}
+
 LAW_INLINE int dcqcn_params_check(const struct dcqcn_params *p)
 {
 	DCQCN_PARAMS(LAW_X_RANGE)

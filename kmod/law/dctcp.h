@@ -41,6 +41,12 @@ LAW_INLINE void dctcp_params_default(struct dctcp_params *p)
 	DCTCP_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 dctcp_max_cwnd(const struct dctcp_params *p)
+{
+	return p->max_cwnd_bytes;
+}
+
 LAW_INLINE int dctcp_params_check(const struct dctcp_params *p)
 {
 	DCTCP_PARAMS(LAW_X_RANGE)

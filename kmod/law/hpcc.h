@@ -45,6 +45,13 @@ LAW_INLINE void hpcc_params_default(struct hpcc_params *p)
 	HPCC_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 hpcc_max_cwnd(const struct hpcc_params *p)
+{
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+}
+
 LAW_INLINE int hpcc_params_check(const struct hpcc_params *p)
 {
 	int err;

@@ -48,6 +48,13 @@ LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
 	POWERTCP_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 powertcp_max_cwnd(const struct powertcp_params *p)
+{
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+}
+
 LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)
 {
 	POWERTCP_PARAMS(LAW_X_RANGE)

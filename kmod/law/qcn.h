@@ -314,6 +314,11 @@ LAW_INLINE int name##_params_check(const struct name##_params *p)	\
 	return LAW_OK;							\
 }									\
 									\
+LAW_INLINE __u64 name##_max_cwnd(const struct name##_params *p)	\
+{									\
+	return p->max_cwnd_bytes;					\
+}									\
+									\
 LAW_INLINE void name##_init(struct name##_state *s,			\
 			    const struct name##_params *p,		\
 			    __u32 snd_nxt, __u32 mss, struct law_out *out) \

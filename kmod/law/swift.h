@@ -72,6 +72,12 @@ LAW_INLINE void swift_params_default(struct swift_params *p)
 	SWIFT_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 swift_max_cwnd(const struct swift_params *p)
+{
+	return p->max_cwnd_bytes;
+}
+
 LAW_INLINE int swift_params_check(const struct swift_params *p)
 {
 	SWIFT_PARAMS(LAW_X_RANGE)

@@ -39,6 +39,13 @@ LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
 	THETA_POWERTCP_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 theta_powertcp_max_cwnd(const struct theta_powertcp_params *p)
+{
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
+}
+
 LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p)
 {
 	THETA_POWERTCP_PARAMS(LAW_X_RANGE)

@@ -62,6 +62,12 @@ LAW_INLINE void timely_params_default(struct timely_params *p)
 	TIMELY_PARAMS(LAW_X_DEFAULT)
 }
 
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 timely_max_cwnd(const struct timely_params *p)
+{
+	return p->max_cwnd_bytes;
+}
+
 LAW_INLINE int timely_params_check(const struct timely_params *p)
 {
 	TIMELY_PARAMS(LAW_X_RANGE)

@@ -155,22 +155,10 @@ static inline void law_any_on_acks(int law, union law_any_state *s,
 /* The configured window cap of a law's parameters (bytes). */
 static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 {
+#define LAW_X_MAX_CWND(id, name, NAME, signal, traits)	\
+	case id: return name##_max_cwnd(&p->name);
 	switch (law) {
-	case LAW_ID_POWERTCP:
-		return law_cwnd_cap(p->powertcp.max_cwnd_bytes, p->powertcp.host_bw_mbps,
-				    law_clamp64(p->powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_THETA_POWERTCP:
-		return law_cwnd_cap(p->theta_powertcp.max_cwnd_bytes, p->theta_powertcp.host_bw_mbps,
-				    law_clamp64(p->theta_powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_HPCC:
-		return law_cwnd_cap(p->hpcc.max_cwnd_bytes, p->hpcc.host_bw_mbps,
-				    law_clamp64(p->hpcc.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_SWIFT: return p->swift.max_cwnd_bytes;
-	case LAW_ID_DCTCP: return p->dctcp.max_cwnd_bytes;
-	case LAW_ID_TIMELY: return p->timely.max_cwnd_bytes;
-	case LAW_ID_DCQCN: return p->dcqcn.max_cwnd_bytes;
-	case LAW_ID_QCN: return p->qcn.max_cwnd_bytes;
-	case LAW_ID_QCN_T: return p->qcn_t.max_cwnd_bytes;
+	LAW_TABLE(LAW_X_MAX_CWND)
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@ package lawload
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"cclab/internal/runid"
 	kbpf "cclab/kmod/bpf"
+	lawpkg "cclab/kmod/law"
 )
 
 // testOpts returns options with a pin directory of the test's own, removed
@@ -30,9 +32,11 @@ func testOpts(t *testing.T) Options {
 // shortName is a test-only congestion-control name for law (<= 15 chars).
 func shortName(law string) string {
 	id := string(runid.New())
-	short := map[string]string{"powertcp": "pt", "theta_powertcp": "tpt", "hpcc": "hpcc", "swift": "swift", "dctcp": "dctcp", "timely": "tmly", "dcqcn": "dcqcn",
-		"qcn": "qcn", "qcn_t": "qcnt"}[law]
-	return "t" + id + "_" + short
+	l, err := lawpkg.ParseLaw(law)
+	if err != nil {
+		return "t" + id + "_x" // a name no law has: the test's load fails on it
+	}
+	return fmt.Sprintf("t%s_%d", id, int(l)) // the law's id: any name fits
 }
 
 // loadForTest registers law under a test-only name (registrations are
