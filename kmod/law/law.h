@@ -180,6 +180,32 @@ LAW_INLINE int law_seq_after(__u32 a, __u32 b)
 	return (__s32)(a - b) > 0;
 }
 
+/*
+ * Reno's growth of a window by acked bytes (DCTCP's, and a window law's
+ * that has no increase of its own): slow start up to ssthresh, then one
+ * mss per window of acked bytes, ca_acc carrying the remainder.
+ */
+LAW_INLINE __u64 law_reno_grow(__u64 cwnd, __u64 ssthresh, __u64 *ca_acc,
+			       __u64 acked, __u32 mss)
+{
+	if (cwnd < ssthresh)
+		return law_min64(cwnd + acked, ssthresh);
+	*ca_acc += law_min64(acked, LAW_CWND_CAP_MAX) * mss;
+	if (cwnd && *ca_acc >= cwnd) {
+		cwnd += *ca_acc / cwnd;
+		*ca_acc %= cwnd;
+	}
+	return cwnd;
+}
+
+/* The trace flag of a window change from old to now. */
+LAW_INLINE __u32 law_tr_change(__u64 old, __u64 now)
+{
+	if (now < old)
+		return LAW_TR_DECREASE;
+	return now > old ? LAW_TR_INCREASE : 0;
+}
+
 /* Sequence arithmetic, modulo 2^32: the wrap is the intent. */
 LAW_INLINE __u32 law_seq_add(__u32 a, __u32 b)
 {
