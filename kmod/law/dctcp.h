@@ -35,12 +35,6 @@ struct dctcp_state {
 	__u32 pad;
 };
 
-LAW_INLINE void dctcp_params_default(struct dctcp_params *p)
-{
-	__builtin_memset(p, 0, sizeof(*p));
-	DCTCP_PARAMS(LAW_X_DEFAULT)
-}
-
 /* The window cap in force: the replay's and the tests' bound. */
 LAW_INLINE __u64 dctcp_max_cwnd(const struct dctcp_params *p)
 {

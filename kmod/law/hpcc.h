@@ -39,12 +39,6 @@ struct hpcc_state {
 	__u32 last_update_seq;	/* lastUpdateSeq */
 };
 
-LAW_INLINE void hpcc_params_default(struct hpcc_params *p)
-{
-	__builtin_memset(p, 0, sizeof(*p));
-	HPCC_PARAMS(LAW_X_DEFAULT)
-}
-
 /* The window cap in force: the replay's and the tests' bound. */
 LAW_INLINE __u64 hpcc_max_cwnd(const struct hpcc_params *p)
 {

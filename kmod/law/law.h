@@ -299,6 +299,18 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "power_window.h"
 #include "rate_law.h"
 #include "law_headers.h"	/* every law's <name>.h, from the table (lawgen) */
+
+/*
+ * <law>_params_default(p) for every law of the table: every field its
+ * default, after zeroing the struct (padding included).
+ */
+#define LAW_X_PARAMS_DEFAULT_FN(id, name, NAME, signal, traits)		\
+LAW_INLINE void name##_params_default(struct name##_params *p)		\
+{									\
+	__builtin_memset(p, 0, sizeof(*p));				\
+	NAME##_PARAMS(LAW_X_DEFAULT)					\
+}
+LAW_TABLE(LAW_X_PARAMS_DEFAULT_FN)
 #include "glue.h"
 
 #endif /* CCLAB_LAW_H */

@@ -33,12 +33,6 @@ struct theta_powertcp_state {
 	__u32 last_update_seq;	/* updateOld */
 };
 
-LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
-{
-	__builtin_memset(p, 0, sizeof(*p));
-	THETA_POWERTCP_PARAMS(LAW_X_DEFAULT)
-}
-
 /* The window cap in force: the replay's and the tests' bound. */
 LAW_INLINE __u64 theta_powertcp_max_cwnd(const struct theta_powertcp_params *p)
 {

@@ -26,12 +26,6 @@ struct reno_int_state {
 	__u32 in_cwr;
 };
 
-LAW_INLINE void reno_int_params_default(struct reno_int_params *p)
-{
-	__builtin_memset(p, 0, sizeof(*p));
-	RENO_INT_PARAMS(LAW_X_DEFAULT)
-}
-
 LAW_INLINE __u64 reno_int_max_cwnd(const struct reno_int_params *p)
 {
 	return p->max_cwnd_bytes;
