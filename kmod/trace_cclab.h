@@ -15,7 +15,7 @@
 
 /* Law ids in the event (a number: cheaper than a string per ACK). */
 #include "law/law_table.h"
-#define CCLAB_LAW_SYM(id, name, NAME, signal)	, { id, #name }
+#define CCLAB_LAW_SYM(id, name, NAME, signal, traits)	, { id, #name }
 #define CCLAB_LAW_NAMES	{ 0, "none" } LAW_TABLE(CCLAB_LAW_SYM)
 
 TRACE_EVENT(cclab_cc_ack,

@@ -71,5 +71,5 @@ func Variants(dir string) ([]string, error) {
 var QueuesColumns = []string{"time_ns", "node", "iface", "qlen_bytes", "tx_bytes"}
 
 // CCTraceColumns is cc_trace.csv's header: one row per law decision
-// (internal/cc's trace).
+// (kmod/lawload's trace).
 var CCTraceColumns = []string{"time_ns", "sock", "cc", "cwnd_bytes", "pacing_bps", "signal", "signal_name", "note", "law_cwnd_bytes", "rtt_us", "nhops"}

@@ -64,7 +64,7 @@ else
 fi
 step "$(dkms status "cclab/$ver")"
 
-laws="powertcp theta_powertcp hpcc swift timely dcqcn qcn qcn_t"
+laws=$("$repo/scripts/laws" module) # cclab's law modules (the law table)
 for l in $laws; do
 	if [ -e "/sys/module/tcp_$l" ]; then rmmod "tcp_$l"; fi
 done

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cclab/internal/cc"
 	"cclab/kmod/law"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
@@ -78,7 +78,7 @@ Progress goes to stderr.`,
 	fl.IntVar(&f.idle, "samples-idle", 100, "RTT samples per path class, idle")
 	fl.IntVar(&f.loaded, "samples-loaded", 200, "RTT samples per path class, beside the load")
 	fl.StringVar(&f.engine, "delay-engine", "auto", "what holds packets for the links' delay: auto, netem or line")
-	fl.StringSliceVar(&f.laws, "laws", nil, "laws to derive parameters for, comma-separated (default: all of "+strings.Join(cc.Laws(), ", ")+")")
+	fl.StringSliceVar(&f.laws, "laws", nil, "laws to derive parameters for, comma-separated (default: all of "+strings.Join(lawload.Laws(), ", ")+")")
 	fl.StringArrayVar(&f.sets, "set", nil, "pin a parameter, law.name=value or name=value (repeatable); reported as pinned")
 	f.hostOpt = optionFlags(cmd)
 	return cmd
@@ -98,11 +98,11 @@ func (f *calibrateFlags) check(file string) (*topology.Plan, error) {
 	f.hostOpt.DelayEngine = engine
 	f.calibrateLaws = f.laws
 	if len(f.calibrateLaws) == 0 {
-		f.calibrateLaws = cc.Laws()
+		f.calibrateLaws = lawload.Laws()
 	}
 	for i, l := range f.calibrateLaws {
-		if !slices.Contains(cc.Laws(), l) {
-			return nil, fmt.Errorf("--laws: unknown law %q (have: %s)", l, strings.Join(cc.Laws(), ", "))
+		if !slices.Contains(lawload.Laws(), l) {
+			return nil, fmt.Errorf("--laws: unknown law %q (have: %s)", l, strings.Join(lawload.Laws(), ", "))
 		}
 		if slices.Contains(f.calibrateLaws[:i], l) {
 			return nil, fmt.Errorf("--laws: %s named twice", l)

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"cclab/internal/cc"
 	"cclab/internal/quiettest"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/calibrate"
 	"cclab/topology"
 )
@@ -197,7 +197,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if strings.Contains(strings.Join(line, " "), "powertcp") {
 		t.Errorf("cc load line %v has a law not asked for", line)
 	}
-	if _, err := cc.Resolve(line[:2], line[2:]); err != nil {
+	if _, err := lawload.Resolve(line[:2], line[2:]); err != nil {
 		t.Errorf("the laws refuse the printed settings: %v", err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cclab/internal/cc"
 	"cclab/kmod/law"
+	"cclab/kmod/lawload"
 )
 
 func newCCCmd() *cobra.Command {
@@ -18,15 +18,15 @@ func newCCCmd() *cobra.Command {
 		Use:   "cc",
 		Short: "Register the eBPF builds of the congestion-control laws",
 		Long: "Register (load), list and unregister (unload) the eBPF struct_ops builds of\n" +
-			"the laws (" + strings.Join(cc.Laws(), ", ") + ") under their own names.\n" +
-			"Registrations outlive the command: they are pinned under " + cc.PinDir + ".",
+			"the laws (" + strings.Join(lawload.Laws(), ", ") + ") under their own names.\n" +
+			"Registrations outlive the command: they are pinned under " + lawload.PinDir + ".",
 	}
 	cmd.AddCommand(newCCLoadCmd(), newCCListCmd(), newCCUnloadCmd())
 	// Registrations apart from the real ones, for tests (registration
 	// names are machine-wide).
 	f := cmd.PersistentFlags()
-	f.String("pin-dir", "", "pin directory instead of "+cc.PinDir)
-	f.String("claim-dir", "", "live runs' law claims directory instead of "+cc.ClaimDir)
+	f.String("pin-dir", "", "pin directory instead of "+lawload.PinDir)
+	f.String("claim-dir", "", "live runs' law claims directory instead of "+lawload.ClaimDir)
 	f.StringToString("name", nil, "register LAW under NAME (LAW=NAME)")
 	for _, n := range []string{"pin-dir", "claim-dir", "name"} {
 		f.MarkHidden(n)
@@ -36,8 +36,8 @@ func newCCCmd() *cobra.Command {
 
 // ccOptions are the cc commands' options: the real registrations unless
 // the hidden test flags say otherwise.
-func ccOptions(cmd *cobra.Command) (cc.Options, error) {
-	var o cc.Options
+func ccOptions(cmd *cobra.Command) (lawload.Options, error) {
+	var o lawload.Options
 	var err error
 	f := cmd.Flags()
 	if o.PinDir, err = f.GetString("pin-dir"); err != nil {
@@ -101,17 +101,17 @@ func newCCLoadCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := cc.CheckClaims(laws, settings, opts); err != nil && !force {
+			if err := lawload.CheckClaims(laws, settings, opts); err != nil && !force {
 				return fmt.Errorf("%w; wait for it to end, or --force", err)
 			}
 			if force {
-				_, names, err := cc.Differing(laws, settings, opts)
+				_, names, err := lawload.Differing(laws, settings, opts)
 				if err != nil {
 					return err
 				}
 				// Unload of no name is all of them: only when one differs.
 				if len(names) > 0 {
-					if _, err := cc.Unload(names, opts); err != nil {
+					if _, err := lawload.Unload(names, opts); err != nil {
 						return err
 					}
 				}
@@ -119,7 +119,7 @@ func newCCLoadCmd() *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "unregistered %s: registered with other parameters or by another build (--force)\n", n)
 				}
 			}
-			regs, err := cc.Load(cmd.Context(), laws, settings, opts)
+			regs, err := lawload.Load(cmd.Context(), laws, settings, opts)
 			if err != nil {
 				return err
 			}
@@ -148,13 +148,13 @@ func newCCListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			regs, err := cc.List(opts)
+			regs, err := lawload.List(opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				if regs == nil {
-					regs = []cc.Registration{}
+					regs = []lawload.Registration{}
 				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -195,7 +195,7 @@ func newCCUnloadCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			todo, err := cc.ToUnload(args, opts)
+			todo, err := lawload.ToUnload(args, opts)
 			if err != nil {
 				return err
 			}
@@ -203,10 +203,10 @@ func newCCUnloadCmd() *cobra.Command {
 			for i, r := range todo {
 				names[i] = r.Name
 			}
-			if err := cc.CheckUnclaimed(names, opts); err != nil && !force {
+			if err := lawload.CheckUnclaimed(names, opts); err != nil && !force {
 				return fmt.Errorf("%w; nothing unregistered: wait for it to end, or --force", err)
 			}
-			regs, err := cc.Unload(args, opts)
+			regs, err := lawload.Unload(args, opts)
 			for _, r := range regs {
 				fmt.Fprintf(cmd.OutOrStdout(), "unregistered %s\n", r.Name)
 			}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/runner"
 )
@@ -48,9 +48,9 @@ func TestCCRefusesLiveRunsLaws(t *testing.T) {
 	id := runid.New()
 	t.Cleanup(func() { cleanup.Clean(context.Background(), id) })
 	name := "t" + string(id) + "_dctcp"
-	opts := cclaws.Options{PinDir: runid.New().BPFDir(), ClaimDir: t.TempDir()}
+	opts := lawload.Options{PinDir: runid.New().BPFDir(), ClaimDir: t.TempDir()}
 	t.Cleanup(func() {
-		cclaws.Unload(nil, opts)
+		lawload.Unload(nil, opts)
 		os.Remove(opts.PinDir)
 	})
 	flags := []string{"--pin-dir", opts.PinDir, "--claim-dir", opts.ClaimDir, "--name", "dctcp=" + name}
@@ -78,7 +78,7 @@ func TestCCRefusesLiveRunsLaws(t *testing.T) {
 	}, also: func() error {
 		vopt := opts
 		vopt.Names = map[string]string{"dctcp": name}
-		_, err := cclaws.Reconcile(context.Background(), []string{"dctcp"}, []string{"g_shift=4"}, vopt)
+		_, err := lawload.Reconcile(context.Background(), []string{"dctcp"}, []string{"g_shift=4"}, vopt)
 		return err
 	}}
 	if _, err := runner.Run(context.Background(), p, runner.Options{Out: t.TempDir(), ID: id, RTTSamples: 5, Laws: opts,
@@ -89,7 +89,7 @@ func TestCCRefusesLiveRunsLaws(t *testing.T) {
 	if err := during.errs[0]; err == nil || !strings.Contains(err.Error(), live) || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("cc load of other parameters under a live run: %v\n%s", err, during.out[0])
 	}
-	if !errors.Is(during.alsoE, cclaws.ErrClaimed) || !strings.Contains(during.alsoE.Error(), live) {
+	if !errors.Is(during.alsoE, lawload.ErrClaimed) || !strings.Contains(during.alsoE.Error(), live) {
 		t.Errorf("another run's registration under a live run: %v", during.alsoE)
 	}
 	if err := during.errs[1]; err == nil || !strings.Contains(err.Error(), "in use by run "+string(id)) {
@@ -101,7 +101,7 @@ func TestCCRefusesLiveRunsLaws(t *testing.T) {
 	if err := during.errs[3]; err != nil || !strings.Contains(during.out[3], "registered "+name+": ") {
 		t.Errorf("cc load --force: %v\n%s", err, during.out[3])
 	}
-	regs, err := cclaws.List(opts)
+	regs, err := lawload.List(opts)
 	if err != nil || len(regs) != 1 || !strings.Contains(regs[0].Params.String(), "g_shift=6") {
 		t.Fatalf("after --force: %+v, %v", regs, err)
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cclab/internal/cc"
 	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/cleanup"
 )
 
@@ -50,7 +50,7 @@ func newCleanCmd() *cobra.Command {
 			restored, serr := rcuexpedite.System.Settle()
 			err = errors.Join(err, serr)
 			// Reading the law claims removes those of runs that died.
-			if _, cerr := cc.LiveClaims(cc.Options{}); cerr != nil {
+			if _, cerr := lawload.LiveClaims(lawload.Options{}); cerr != nil {
 				err = errors.Join(err, cerr)
 			}
 			if jsonOut {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/live"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/tcpsample"
@@ -61,7 +61,7 @@ stdout (notes go to stderr). Until Ctrl-C, or --count samples.`,
 			}
 			opt := watch.Options{Interval: interval, Count: count}
 			if signals {
-				sig, err := watch.StartSignals(ctx, cc.Options{})
+				sig, err := watch.StartSignals(ctx, lawload.Options{})
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "no law signals (%v)\n", err)
 				} else {

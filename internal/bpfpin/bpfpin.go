@@ -1,5 +1,5 @@
 // Package bpfpin lets go of shared BPF map pins once no loaded program uses
-// their maps: the one rule by which the laws (internal/cc) and the INT host
+// their maps: the one rule by which the laws (kmod/lawload) and the INT host
 // agent (tcopt/agent) release the maps they share in the laws' pin
 // directory, whichever of them is the last user.
 package bpfpin

@@ -42,7 +42,7 @@ func and(fs ...func(string) bool) func(string) bool {
 func everything(string) bool { return true }
 
 // loaders are layer 1's packages that load BPF programs into the kernel.
-var loaders = under("cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/internal/cc", "cclab/kmod/bpf", "cclab/kmod/law/bpfcheck")
+var loaders = under("cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/kmod/lawload", "cclab/kmod/bpf", "cclab/kmod/law/bpfcheck")
 
 // foundation is layer 0: the formats and definitions everyone shares.
 var foundation = and(under("cclab/topology", "cclab/rundir", "cclab/tcopt", "cclab/kmod/law", "cclab/internal"), not(loaders))
@@ -52,11 +52,11 @@ var Rules = []Rule{
 	{"nothing imports the command", everything, under("cclab/cmd")},
 	{"only the command runs the reproduction suite", not(under("cclab/cmd")), under("cclab/reproduce")},
 	{"analysis reads run directories; it does not build or load anything",
-		under("cclab/analysis"), under("cclab/orchestrator", "cclab/reproduce", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/internal/cc", "cclab/kmod/bpf")},
+		under("cclab/analysis"), under("cclab/orchestrator", "cclab/reproduce", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/kmod/lawload", "cclab/kmod/bpf")},
 	{"the BPF loaders import neither the orchestrator nor analysis",
 		loaders, under("cclab/orchestrator", "cclab/analysis", "cclab/reproduce", "cclab/cmd")},
 	{"the foundations import nothing above them",
-		foundation, under("cclab/orchestrator", "cclab/analysis", "cclab/reproduce", "cclab/cmd", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/internal/cc", "cclab/kmod/bpf")},
+		foundation, under("cclab/orchestrator", "cclab/analysis", "cclab/reproduce", "cclab/cmd", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/kmod/lawload", "cclab/kmod/bpf")},
 }
 
 // Check returns one line per import that breaks a rule, in order; graph

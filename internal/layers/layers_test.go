@@ -80,7 +80,7 @@ func TestLayers(t *testing.T) {
 	// Every package a rule names exists, and a known import is seen: a
 	// renamed folder or module would otherwise make the rules vacuous.
 	for _, p := range []string{"cclab/analysis/report", "cclab/orchestrator/runner", "cclab/rundir", "cclab/topology",
-		"cclab/reproduce", "cclab/cmd/cclab", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/internal/cc",
+		"cclab/reproduce", "cclab/cmd/cclab", "cclab/tcopt/intswitch", "cclab/tcopt/agent", "cclab/kmod/lawload",
 		"cclab/kmod/bpf", "cclab/kmod/law/bpfcheck", "cclab/kmod/law", "cclab/tcopt"} {
 		if _, ok := g[p]; !ok {
 			t.Errorf("package %s not found: the walk or a rule is broken", p)
@@ -103,14 +103,18 @@ func TestCheckFlagsUpwardImports(t *testing.T) {
 		"cclab/orchestrator/runner": {"cclab/rundir", "cclab/reproduce"},
 		"cclab/cmd/cclab":           {"cclab/reproduce"},
 		"cclab/internal/quiettest":  {"cclab/orchestrator/health"},
-		"cclab/internal/cc":         {"cclab/kmod/bpf", "cclab/orchestrator/runner"},
+		"cclab/kmod/lawload":        {"cclab/kmod/bpf", "cclab/orchestrator/runner"},
+		"cclab/kmod/law":            {"cclab/kmod/lawload"},
+		"cclab/internal/tcx":        {"cclab/kmod/bpf"},
 		"cclab/tcopt/intswitch":     {"cclab/topology", "cclab/analysis/series"},
 	}
 	got := Check(g, Rules)
 	want := []string{
 		"cclab/analysis/report imports cclab/orchestrator/runner",
-		"cclab/internal/cc imports cclab/orchestrator/runner",
 		"cclab/internal/quiettest imports cclab/orchestrator/health",
+		"cclab/internal/tcx imports cclab/kmod/bpf",
+		"cclab/kmod/law imports cclab/kmod/lawload",
+		"cclab/kmod/lawload imports cclab/orchestrator/runner",
 		"cclab/orchestrator/runner imports cclab/reproduce",
 		"cclab/rundir imports cclab/tcopt/intswitch",
 		"cclab/tcopt/intswitch imports cclab/analysis/series",

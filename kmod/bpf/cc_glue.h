@@ -28,7 +28,7 @@ char _license[] SEC("license") = "GPL";
 
 /*
  * The per-ACK trace, shared by every law loaded from the same pin
- * directory (pinned by name), read by Go (internal/cc/trace.go). One
+ * directory (pinned by name), read by Go (kmod/lawload/trace.go). One
  * record per ACK while cclab_cc_ctl[0].trace is non-zero.
  */
 struct cclab_trace_rec {

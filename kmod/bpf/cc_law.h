@@ -41,7 +41,7 @@
 /* BPF_PROG pastes its name unexpanded: expand GLUE() first. */
 #define CCLAB_PROG(name, args...)	BPF_PROG(name, ##args)
 
-/* The parameters in force, set by the loader (internal/cc) before load. */
+/* The parameters in force, set by the loader (kmod/lawload) before load. */
 const volatile struct LAW(_params) cclab_params;
 
 /*
@@ -80,7 +80,7 @@ struct {
 #ifdef LAW_PATH_HOPS
 /*
  * The switches on the path from saddr to daddr (network order), filled by
- * the runner from the topology (internal/cc SetPathHops): what the Swift
+ * the runner from the topology (kmod/lawload SetPathHops): what the Swift
  * paper reads off the TTL. Shared by every law that reads it, through the
  * pin. A flow whose pair is not in it keeps the law's hops parameter.
  */

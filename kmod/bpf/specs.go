@@ -1,24 +1,42 @@
 package bpf
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 
 	"github.com/cilium/ebpf"
 
 	"cclab/kmod/law"
 )
 
+// objects are the compiled struct_ops objects, <law>_bpfel.o: a law of the
+// table has an eBPF build when its object is here.
+//
+//go:embed *_bpfel.o
+var objects embed.FS
+
+// object returns the bytes of a law's object as this binary embeds them.
+func object(law string) ([]byte, error) {
+	b, err := objects.ReadFile(law + "_bpfel.o")
+	if err != nil {
+		return nil, fmt.Errorf("no eBPF build of law %q: %w", law, err)
+	}
+	return b, nil
+}
+
 // Spec returns the compiled struct_ops object of a law, named as in
 // tcp_available_congestion_control. Each call returns a fresh copy that the
 // caller may modify (parameters, name) before loading.
 func Spec(law string) (*ebpf.CollectionSpec, error) {
-	load, ok := loaders[law]
-	if !ok {
-		return nil, fmt.Errorf("no eBPF build of law %q", law)
+	b, err := object(law)
+	if err != nil {
+		return nil, err
 	}
-	spec, err := load()
+	spec, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("read eBPF object of %s: %w", law, err)
 	}
@@ -30,46 +48,21 @@ func Spec(law string) (*ebpf.CollectionSpec, error) {
 func Laws() []string {
 	var out []string
 	for _, name := range law.Laws() {
-		if _, ok := loaders[name]; ok {
+		if _, err := fs.Stat(objects, name+"_bpfel.o"); err == nil {
 			out = append(out, name)
 		}
 	}
 	return out
 }
 
-var loaders = map[string]func() (*ebpf.CollectionSpec, error){
-	"powertcp":       loadPowertcp,
-	"theta_powertcp": loadTheta_powertcp,
-	"hpcc":           loadHpcc,
-	"swift":          loadSwift,
-	"dctcp":          loadDctcp,
-	"timely":         loadTimely,
-	"dcqcn":          loadDcqcn,
-	"qcn":            loadQcn,
-	"qcn_t":          loadQcn_t,
-}
-
-// objects are the embedded objects, for Build.
-var objects = map[string]*[]byte{
-	"powertcp":       &_PowertcpBytes,
-	"theta_powertcp": &_Theta_powertcpBytes,
-	"hpcc":           &_HpccBytes,
-	"swift":          &_SwiftBytes,
-	"dctcp":          &_DctcpBytes,
-	"timely":         &_TimelyBytes,
-	"dcqcn":          &_DcqcnBytes,
-	"qcn":            &_QcnBytes,
-	"qcn_t":          &_Qcn_tBytes,
-}
-
 // Build identifies the law's object as this binary embeds it (a SHA-256
 // of its bytes): a registration made by another build of cclab has
 // another.
 func Build(law string) (string, error) {
-	b, ok := objects[law]
-	if !ok {
-		return "", fmt.Errorf("no eBPF build of law %q", law)
+	b, err := object(law)
+	if err != nil {
+		return "", err
 	}
-	sum := sha256.Sum256(*b)
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }

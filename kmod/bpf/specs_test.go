@@ -1,7 +1,11 @@
 package bpf
 
 import (
+	"io/fs"
+	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf"
 
 	"cclab/kmod/law"
 )
@@ -10,16 +14,26 @@ import (
 // the table under the same name.
 func TestEveryLawHasABuild(t *testing.T) {
 	for _, name := range law.Laws() {
-		if _, ok := loaders[name]; !ok {
-			t.Errorf("law %s (law_table.h) has no eBPF object", name)
+		spec, err := Spec(name)
+		if err != nil {
+			t.Errorf("law %s (law_table.h): %v", name, err)
+			continue
+		}
+		if m, ok := spec.Maps["cclab_ops"]; !ok || m.Type != ebpf.StructOpsMap {
+			t.Errorf("law %s: object has no struct_ops map cclab_ops", name)
 		}
 	}
-	for name := range loaders {
+	objs, err := fs.Glob(objects, "*_bpfel.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		name := strings.TrimSuffix(o, "_bpfel.o")
 		if _, err := law.ParseLaw(name); err != nil {
-			t.Errorf("eBPF object %s: %v", name, err)
+			t.Errorf("eBPF object %s: %v", o, err)
 		}
-		if _, ok := objects[name]; !ok {
-			t.Errorf("eBPF object %s has no build identity (objects)", name)
-		}
+	}
+	if len(objs) != len(Laws()) || len(Laws()) != len(law.Laws()) {
+		t.Errorf("%d objects, %d laws with a build, %d laws in the table", len(objs), len(Laws()), len(law.Laws()))
 	}
 }

@@ -75,10 +75,10 @@ struct dcqcn_state {
 	__u8 pad[5];
 };
 
-LAW_INLINE void dcqcn_params_default(struct dcqcn_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 dcqcn_max_cwnd(const struct dcqcn_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	DCQCN_PARAMS(LAW_X_DEFAULT)
+	return p->max_cwnd_bytes;
 }
 
 LAW_INLINE int dcqcn_params_check(const struct dcqcn_params *p)

@@ -35,10 +35,10 @@ struct dctcp_state {
 	__u32 pad;
 };
 
-LAW_INLINE void dctcp_params_default(struct dctcp_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 dctcp_max_cwnd(const struct dctcp_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	DCTCP_PARAMS(LAW_X_DEFAULT)
+	return p->max_cwnd_bytes;
 }
 
 LAW_INLINE int dctcp_params_check(const struct dctcp_params *p)
@@ -120,22 +120,10 @@ LAW_INLINE void dctcp_on_ack(struct dctcp_state *s, const struct dctcp_params *p
 	} else if (ack->flags & LAW_ACK_NOT_CWND_LIMITED) {
 		out->trace |= LAW_TR_HOLD;
 	} else if (!s->in_cwr && acked) {
-		if (s->cwnd < s->ssthresh) {
-			s->cwnd = law_min64(s->cwnd + acked, s->ssthresh);
-		} else {
-			/* One mss per cwnd of acked bytes. */
-			s->ca_acc += law_min64(acked, LAW_CWND_CAP_MAX) * mss;
-			if (s->cwnd && s->ca_acc >= s->cwnd) {
-				s->cwnd += s->ca_acc / s->cwnd;
-				s->ca_acc %= s->cwnd;
-			}
-		}
+		s->cwnd = law_reno_grow(s->cwnd, s->ssthresh, &s->ca_acc, acked, mss);
 	}
 	dctcp_output(s, p, mss, out);
-	if (s->cwnd < old)
-		out->trace |= LAW_TR_DECREASE;
-	else if (s->cwnd > old)
-		out->trace |= LAW_TR_INCREASE;
+	out->trace |= law_tr_change(old, s->cwnd);
 }
 
 #endif /* CCLAB_LAW_DCTCP_H */

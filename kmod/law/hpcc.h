@@ -39,10 +39,11 @@ struct hpcc_state {
 	__u32 last_update_seq;	/* lastUpdateSeq */
 };
 
-LAW_INLINE void hpcc_params_default(struct hpcc_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 hpcc_max_cwnd(const struct hpcc_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	HPCC_PARAMS(LAW_X_DEFAULT)
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 }
 
 LAW_INLINE int hpcc_params_check(const struct hpcc_params *p)

@@ -78,23 +78,72 @@ func (l Law) String() string {
 	return fmt.Sprintf("law(%d)", int(l))
 }
 
+// Traits are what the builds and the runs must give a law: the table's
+// last column (LAW_T_* in law_table.h).
+type Traits int
+
+// The traits (LAW_T_*).
+const (
+	TraitINT    Traits = C.LAW_T_INT
+	TraitECN    Traits = C.LAW_T_ECN
+	TraitQCN    Traits = C.LAW_T_QCN
+	TraitPriv   Traits = C.LAW_T_PRIV
+	TraitHops   Traits = C.LAW_T_HOPS
+	TraitModule Traits = C.LAW_T_MODULE
+)
+
+// traitNames name the traits as `cclab law list` and scripts/laws do.
+var traitNames = []struct {
+	t    Traits
+	name string
+}{{TraitINT, "int"}, {TraitECN, "ecn"}, {TraitQCN, "qcn"}, {TraitPriv, "priv"}, {TraitHops, "hops"}, {TraitModule, "module"}}
+
+// Names lists the traits set, by their names.
+func (t Traits) Names() []string {
+	var out []string
+	for _, n := range traitNames {
+		if t&n.t != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// Has reports whether every trait of o is set.
+func (t Traits) Has(o Traits) bool { return t&o == o }
+
+// Traits returns the law's row of the traits column.
+func (l Law) Traits() Traits {
+	if t := C.law_traits(C.int(l)); t >= 0 {
+		return Traits(t)
+	}
+	return 0
+}
+
+// StateBytes is the size of the law's per-flow state (struct <law>_state).
+func (l Law) StateBytes() int { return int(C.law_state_bytes(C.int(l))) }
+
 // UsesECN reports whether the law reads ECN marks: its builds ask TCP for
 // ECN (TCP_CONG_NEEDS_ECN) and its receiver echoes CE exactly
 // (LAW_USES_ECN in kmod/bpf, CCLAB_LAW_USES_ECN in kmod).
-func (l Law) UsesECN() bool { return l == DCTCP || l == DCQCN }
+func (l Law) UsesECN() bool { return l.Traits()&TraitECN != 0 }
 
 // UsesINT reports whether the law's eBPF build reads the INT echo
 // (LAW_USES_INT in kmod/bpf): PowerTCP and HPCC its hop records, QCN and
 // QCN-T the feedback a switch writes into it. A run stamps INT for these
 // (experiment switch.int); the others' packets carry no option, as in the
 // papers, where only the INT laws pay its bytes.
-func (l Law) UsesINT() bool { return l == PowerTCP || l == HPCC || l == QCN || l == QCNT }
+func (l Law) UsesINT() bool { return l.Traits()&TraitINT != 0 }
 
 // UsesQCN reports whether the law reacts to QCN feedback: records of a
 // congestion point that a switch writes into the INT echo of the flow's
 // next ACK and the sender's host agent keeps in the echo (Echo.QCNCount,
 // QCNFb).
-func (l Law) UsesQCN() bool { return l == QCN || l == QCNT }
+func (l Law) UsesQCN() bool { return l.Traits()&TraitQCN != 0 }
+
+// HasModule reports whether the law has a kernel-module build
+// (kmod/tcp_<law>.c); DCTCP's is the kernel's own.
+func (l Law) HasModule() bool { return l.Traits()&TraitModule != 0 }
 
 // Signal says what the law's signal_ppm output carries.
 func (l Law) Signal() string {

@@ -180,6 +180,32 @@ LAW_INLINE int law_seq_after(__u32 a, __u32 b)
 	return (__s32)(a - b) > 0;
 }
 
+/*
+ * Reno's growth of a window by acked bytes (DCTCP's, and a window law's
+ * that has no increase of its own): slow start up to ssthresh, then one
+ * mss per window of acked bytes, ca_acc carrying the remainder.
+ */
+LAW_INLINE __u64 law_reno_grow(__u64 cwnd, __u64 ssthresh, __u64 *ca_acc,
+			       __u64 acked, __u32 mss)
+{
+	if (cwnd < ssthresh)
+		return law_min64(cwnd + acked, ssthresh);
+	*ca_acc += law_min64(acked, LAW_CWND_CAP_MAX) * mss;
+	if (cwnd && *ca_acc >= cwnd) {
+		cwnd += *ca_acc / cwnd;
+		*ca_acc %= cwnd;
+	}
+	return cwnd;
+}
+
+/* The trace flag of a window change from old to now. */
+LAW_INLINE __u32 law_tr_change(__u64 old, __u64 now)
+{
+	if (now < old)
+		return LAW_TR_DECREASE;
+	return now > old ? LAW_TR_INCREASE : 0;
+}
+
 /* Sequence arithmetic, modulo 2^32: the wrap is the intent. */
 LAW_INLINE __u32 law_seq_add(__u32 a, __u32 b)
 {
@@ -271,15 +297,20 @@ LAW_INLINE __u64 law_rate_Bps(__u64 bytes, __u64 ns)
 #include "int_signal.h"
 #include "vai.h"
 #include "power_window.h"
-#include "powertcp.h"
-#include "theta_powertcp.h"
-#include "hpcc.h"
-#include "swift.h"
-#include "dctcp.h"
 #include "rate_law.h"
-#include "timely.h"
-#include "dcqcn.h"
-#include "qcn.h"
+#include "law_headers.h"	/* every law's <name>.h, from the table (lawgen) */
+
+/*
+ * <law>_params_default(p) for every law of the table: every field its
+ * default, after zeroing the struct (padding included).
+ */
+#define LAW_X_PARAMS_DEFAULT_FN(id, name, NAME, signal, traits)		\
+LAW_INLINE void name##_params_default(struct name##_params *p)		\
+{									\
+	__builtin_memset(p, 0, sizeof(*p));				\
+	NAME##_PARAMS(LAW_X_DEFAULT)					\
+}
+LAW_TABLE(LAW_X_PARAMS_DEFAULT_FN)
 #include "glue.h"
 
 #endif /* CCLAB_LAW_H */

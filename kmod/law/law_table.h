@@ -9,11 +9,15 @@
  * kmod/law/README.md (TestREADMEParamTables). A new law is one LAW_TABLE
  * row, one <NAME>_PARAMS list and its law header.
  *
- * LAW_TABLE(X) calls X(id, name, NAME, signal) per law: id the number in
- * trace records and the replay (1..LAW_ID_COUNT; 0 is none), name the C
- * prefix, the congestion-control name and the one spelling every command
- * accepts, signal the name of what law_out.signal_ppm carries (the
- * signal_name column of cc_trace.csv; kmod/law/README.md per law).
+ * LAW_TABLE(X) calls X(id, name, NAME, signal, traits) per law: id the
+ * number in trace records and the replay (1..LAW_ID_COUNT; 0 is none),
+ * name the C prefix, the congestion-control name and the one spelling
+ * every command accepts (its core is kmod/law/<name>.h), signal the name
+ * of what law_out.signal_ppm carries (the signal_name column of
+ * cc_trace.csv; kmod/law/README.md per law), traits what the builds and
+ * the runs must give the law (LAW_T_*). kmod/law/lawgen writes the BPF
+ * build's source, the module Kbuild and dkms.conf and the header list
+ * from it; scripts/laws prints it for the shell scripts.
  *
  * <NAME>_PARAMS(P) calls P(NAME, member, name, unit, def, lo, hi, rel, desc)
  * per parameter: NAME the law's, member the field of struct <name>_params, name the parameter
@@ -26,16 +30,28 @@
 #ifndef CCLAB_LAW_TABLE_H
 #define CCLAB_LAW_TABLE_H
 
+/*
+ * A law's traits, OR-ed in the table's last column. Plain decimal
+ * numbers: scripts/laws and lawgen read them.
+ */
+#define LAW_T_INT	1	/* reads the INT echo (hop records or QCN feedback): a run stamps INT for its flows */
+#define LAW_T_ECN	2	/* reads ECN marks: asks TCP for ECN, its receiver echoes CE exactly */
+#define LAW_T_QCN	4	/* reacts to QCN feedback in the echo (with LAW_T_INT): needs a congestion point */
+#define LAW_T_PRIV	8	/* its state fits the socket's private area: the BPF build keeps no socket storage */
+#define LAW_T_HOPS	16	/* takes its path's hop count from the path table (cclab_path_hops) at init */
+#define LAW_T_MODULE	32	/* has a kernel-module build, kmod/tcp_<name>.c */
+
 #define LAW_TABLE(X)								\
-	X(1, powertcp, POWERTCP, "norm_power")					\
-	X(2, theta_powertcp, THETA_POWERTCP, "norm_power")			\
-	X(3, hpcc, HPCC, "U")							\
-	X(4, swift, SWIFT, "delay")						\
-	X(5, dctcp, DCTCP, "alpha")						\
-	X(6, timely, TIMELY, "grad1")						\
-	X(7, dcqcn, DCQCN, "alpha")						\
-	X(8, qcn, QCN, "fb")							\
-	X(9, qcn_t, QCN_T, "fb")
+	X(1, powertcp, POWERTCP, "norm_power", LAW_T_INT | LAW_T_MODULE)	\
+	X(2, theta_powertcp, THETA_POWERTCP, "norm_power",			\
+	  LAW_T_PRIV | LAW_T_MODULE)						\
+	X(3, hpcc, HPCC, "U", LAW_T_INT | LAW_T_MODULE)				\
+	X(4, swift, SWIFT, "delay", LAW_T_PRIV | LAW_T_HOPS | LAW_T_MODULE)	\
+	X(5, dctcp, DCTCP, "alpha", LAW_T_ECN | LAW_T_PRIV)			\
+	X(6, timely, TIMELY, "grad1", LAW_T_PRIV | LAW_T_MODULE)		\
+	X(7, dcqcn, DCQCN, "alpha", LAW_T_ECN | LAW_T_PRIV | LAW_T_MODULE)	\
+	X(8, qcn, QCN, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)	\
+	X(9, qcn_t, QCN_T, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)
 
 /* The parameters PowerTCP and theta-PowerTCP share, the cap's default theirs. */
 #define LAW_POWER_PARAMS(P, NAME, cap_def)						\
@@ -225,7 +241,7 @@
 	LAW_RATE_LAW_PARAMS(P, QCN_T)
 
 /* enum law_id: LAW_ID_POWERTCP = 1, ... */
-#define LAW_X_ENUM(id, name, NAME, signal)	LAW_ID_##NAME = id,
+#define LAW_X_ENUM(id, name, NAME, signal, traits)	LAW_ID_##NAME = id,
 enum law_id {
 	LAW_ID_NONE = 0,
 	LAW_TABLE(LAW_X_ENUM)
@@ -234,9 +250,15 @@ enum law_id {
 #define LAW_ID_COUNT	(LAW_ID_END - 1)
 
 /* law_id_of_<name>: the id from the C prefix (glue that knows only the name). */
-#define LAW_X_ID_OF(id, name, NAME, signal)	law_id_of_##name = id,
+#define LAW_X_ID_OF(id, name, NAME, signal, traits)	law_id_of_##name = id,
 enum law_id_of {
 	LAW_TABLE(LAW_X_ID_OF)
+};
+
+/* law_traits_of_<name>: the traits from the C prefix. */
+#define LAW_X_TRAITS_OF(id, name, NAME, signal, traits)	law_traits_of_##name = (traits),
+enum law_traits_of {
+	LAW_TABLE(LAW_X_TRAITS_OF)
 };
 
 /*
@@ -246,12 +268,12 @@ enum law_id_of {
  */
 #define LAW_X_ERR_ONE(NAME, member, name, unit, def, lo, hi, rel, desc)	\
 	LAW_E_##NAME##_##name,
-#define LAW_X_ERR(id, name, NAME, signal)	NAME##_PARAMS(LAW_X_ERR_ONE)
+#define LAW_X_ERR(id, name, NAME, signal, traits)	NAME##_PARAMS(LAW_X_ERR_ONE)
 
 #define LAW_X_MSG_ONE(NAME, member, name, unit, def, lo, hi, rel, desc)	\
 	case LAW_E_##NAME##_##name:						\
 		return #name " out of range [" #lo ", " #hi "]";
-#define LAW_X_MSG(id, name, NAME, signal)	NAME##_PARAMS(LAW_X_MSG_ONE)
+#define LAW_X_MSG(id, name, NAME, signal, traits)	NAME##_PARAMS(LAW_X_MSG_ONE)
 
 /*
  * In <law>_params_default(p): every field its default (after zeroing the

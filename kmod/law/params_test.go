@@ -8,36 +8,36 @@ import (
 // Every default parameter set passes its check, and every parameter has
 // an out-of-range value that the check refuses with a message naming it.
 func TestParamsCheck(t *testing.T) {
-	bad := map[Law]map[string]uint64{
-		PowerTCP: {"base_rtt_ns": 999, "host_bw_mbps": 0, "gamma_ppm": 1000001,
+	bad := map[string]map[string]uint64{ // by law name: a law without a row fails below
+		"powertcp": {"base_rtt_ns": 999, "host_bw_mbps": 0, "gamma_ppm": 1000001,
 			"beta_bytes": 1 << 31, "expected_flows": 0, "init_cwnd_bytes": 1 << 31,
 			"max_cwnd_bytes": 1000, "int_max_age_ns": 0},
-		ThetaPowerTCP: {"base_rtt_ns": 2e9, "host_bw_mbps": 800001, "gamma_ppm": 0,
+		"theta_powertcp": {"base_rtt_ns": 2e9, "host_bw_mbps": 800001, "gamma_ppm": 0,
 			"beta_bytes": 1 << 31, "expected_flows": 100001, "init_cwnd_bytes": 1 << 31,
 			"max_cwnd_bytes": 1<<30 + 1},
-		HPCC: {"base_rtt_ns": 0, "host_bw_mbps": 0, "eta_ppm": 99999, "max_stage": 101,
+		"hpcc": {"base_rtt_ns": 0, "host_bw_mbps": 0, "eta_ppm": 99999, "max_stage": 101,
 			"wai_bytes": 1 << 31, "expected_flows": 0, "init_cwnd_bytes": 1 << 31,
 			"max_cwnd_bytes": 1000, "int_max_age_ns": 2e9, "vai_enable": 2, "vai_sf_acks": 100001,
 			"vai_token_thresh": 1<<40 + 1, "vai_ai_div": 0, "vai_bank_cap": 0, "vai_ai_cap": 1001,
 			"vai_dampener_const": 0},
-		Swift: {"base_rtt_ns": 0, "host_bw_mbps": 0, "base_target_ns": 999, "per_hop_ns": 1e9,
+		"swift": {"base_rtt_ns": 0, "host_bw_mbps": 0, "base_target_ns": 999, "per_hop_ns": 1e9,
 			"hops": 16, "fs_range_ns": 2e9, "fs_min_cwnd_mppm": 999, "fs_max_cwnd_segs": 0,
 			"ai_bytes": 0, "beta_ppm": 0, "max_mdf_ppm": 1000000, "min_cwnd_bytes": 0,
 			"init_cwnd_bytes": 1 << 31, "max_cwnd_bytes": 100, "pace_always": 2, "vai_enable": 7, "vai_sf_acks": 1 << 20,
 			"vai_token_thresh": 1 << 41, "vai_ai_div": 0, "vai_bank_cap": 2e6, "vai_ai_cap": 0,
 			"vai_dampener_const": 1001},
-		DCTCP: {"g_shift": 17, "alpha_init_ppm": 1000001, "init_cwnd_segs": 0, "max_cwnd_bytes": 1},
-		Timely: {"min_rtt_ns": 999, "t_low_ns": 0, "t_high_ns": 2e9, "alpha_ppm": 0, "beta_ppm": 1000001,
+		"dctcp": {"g_shift": 17, "alpha_init_ppm": 1000001, "init_cwnd_segs": 0, "max_cwnd_bytes": 1},
+		"timely": {"min_rtt_ns": 999, "t_low_ns": 0, "t_high_ns": 2e9, "alpha_ppm": 0, "beta_ppm": 1000001,
 			"hai_n": 0, "delta_kbps": 800000001, "host_bw_mbps": 0, "min_rate_kbps": 800000001,
 			"max_cwnd_bytes": 65534, "init_rate_kbps": 800000001, "seg_bytes": 1<<30 + 1},
-		DCQCN: {"alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
+		"dcqcn": {"alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
 			"g_shift": 17, "fast_recovery": 101, "rai_kbps": 800000001, "rhai_kbps": 800000001,
 			"host_bw_mbps": 800001, "min_rate_kbps": 800000001, "max_cwnd_bytes": 1<<30 + 1,
 			"init_rate_kbps": 800000001},
-		QCN: {"byte_counter_bytes": 1<<30 + 1, "timer_ns": 999, "fast_recovery": 101, "gd_shift": 5,
+		"qcn": {"byte_counter_bytes": 1<<30 + 1, "timer_ns": 999, "fast_recovery": 101, "gd_shift": 5,
 			"rai_kbps": 800000001, "rhai_kbps": 800000001, "host_bw_mbps": 0, "min_rate_kbps": 800000001,
 			"max_cwnd_bytes": 65534, "init_rate_kbps": 800000001},
-		QCNT: {"timer_ns": 1e9 + 1, "fast_recovery": 101, "hai_cycles": 1000001, "gd_shift": 17,
+		"qcn_t": {"timer_ns": 1e9 + 1, "fast_recovery": 101, "hai_cycles": 1000001, "gd_shift": 17,
 			"rai_kbps": 800000001, "rhai_kbps": 800000001, "host_bw_mbps": 800001, "min_rate_kbps": 800000001,
 			"max_cwnd_bytes": 1<<30 + 1, "init_rate_kbps": 800000001},
 	}
@@ -62,11 +62,11 @@ func TestParamsCheck(t *testing.T) {
 			t.Errorf("%s defaults refused: %v", l, err)
 		}
 		list := p.List()
-		if len(list) != len(bad[l]) {
-			t.Errorf("%s has %d parameters, the test covers %d", l, len(list), len(bad[l]))
+		if len(list) != len(bad[name]) {
+			t.Errorf("%s has %d parameters, the test covers %d (bad in params_test.go: one out-of-range value per parameter)", l, len(list), len(bad[name]))
 		}
 		for _, q := range list {
-			v, ok := bad[l][q.Name]
+			v, ok := bad[name][q.Name]
 			if !ok {
 				t.Errorf("%s %s: no out-of-range value in the test", l, q.Name)
 				continue

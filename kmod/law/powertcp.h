@@ -36,16 +36,17 @@ struct powertcp_state {
 };
 
 /*
- * Defaults from law_table.h. The cap is the line-rate window HostBw * tau
- * (0), as the paper's implementation bounds a flow: with a larger cap one
- * low-power sample (an idle gap between echoes: the signal floor allows
- * 100x per update) inflated the window without limit, compounding through
- * cwnd_old every RTT.
+ * The window cap in force: the replay's and the tests' bound. Its default
+ * (law_table.h) is the line-rate window HostBw * tau (0), as the paper's
+ * implementation bounds a flow: with a larger cap one low-power sample (an
+ * idle gap between echoes: the signal floor allows 100x per update)
+ * inflated the window without limit, compounding through cwnd_old every
+ * RTT.
  */
-LAW_INLINE void powertcp_params_default(struct powertcp_params *p)
+LAW_INLINE __u64 powertcp_max_cwnd(const struct powertcp_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	POWERTCP_PARAMS(LAW_X_DEFAULT)
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 }
 
 LAW_INLINE int powertcp_params_check(const struct powertcp_params *p)

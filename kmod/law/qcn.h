@@ -297,21 +297,21 @@ LAW_INLINE void qcn_rp_on_ack(struct qcn_rp_state *s,
 
 /*
  * The interface of a law on this reaction point (kmod/law/README.md):
- * <name>_params_default, _params_check, _init and _on_ack, the last two
+ * <name>_params_check, _max_cwnd, _init and _on_ack (law.h gives
+ * _params_default from the table), the last two
  * through <name>_cfg, which builds the reaction point's configuration
  * from the law's parameters.
  */
 #define QCN_RP_LAW(name, NAME)							\
-LAW_INLINE void name##_params_default(struct name##_params *p)		\
-{									\
-	__builtin_memset(p, 0, sizeof(*p));				\
-	NAME##_PARAMS(LAW_X_DEFAULT)					\
-}									\
-									\
 LAW_INLINE int name##_params_check(const struct name##_params *p)	\
 {									\
 	NAME##_PARAMS(LAW_X_RANGE)					\
 	return LAW_OK;							\
+}									\
+									\
+LAW_INLINE __u64 name##_max_cwnd(const struct name##_params *p)	\
+{									\
+	return p->max_cwnd_bytes;					\
 }									\
 									\
 LAW_INLINE void name##_init(struct name##_state *s,			\
@@ -334,7 +334,7 @@ LAW_INLINE void name##_on_ack(struct name##_state *s,			\
 	qcn_rp_on_ack(&s->rp, &c, p->max_cwnd_bytes, ack, out);	\
 }
 
-/* qcn_params_default() ... qcn_on_ack(), qcn_t_params_default() ... */
+/* qcn_params_check() ... qcn_on_ack(), qcn_t_params_check() ... */
 QCN_RP_LAW(qcn, QCN)
 QCN_RP_LAW(qcn_t, QCN_T)
 

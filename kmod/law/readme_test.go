@@ -2,12 +2,17 @@ package law
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite the parameter tables of README.md from the law table")
+
+// lawsEnd is the heading after the laws' sections: a new law's goes before it.
+const lawsEnd = "## Where the papers are silent"
 
 var paramBlock = regexp.MustCompile(`(?s)(<!-- law-params: (\w+) [^>]*-->\n)(.*?)(<!-- /law-params -->)`)
 
@@ -40,9 +45,25 @@ func TestREADMEParamTables(t *testing.T) {
 		return m[1] + md + m[4]
 	})
 	for _, name := range Laws() {
-		if !seen[name] {
-			t.Errorf("README.md has no parameter table of %s", name)
+		if seen[name] {
+			continue
 		}
+		if !*updateREADME {
+			t.Errorf("README.md has no parameter table of %s: go test ./kmod/law -run TestREADMEParamTables -update-readme adds its section under \"## The laws\" (then describe the law there)", name)
+			continue
+		}
+		// a new law: its section with the table, at the end of "## The laws"
+		l, _ := ParseLaw(name)
+		md, err := MarkdownParams(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := strings.Index(out, lawsEnd)
+		if end < 0 {
+			t.Fatalf("README.md: no %q to add %s's section before", lawsEnd, name)
+		}
+		section := fmt.Sprintf("### %s — `%s.h`\n\n<!-- law-params: %s (generated: cclab law params --markdown) -->\n%s<!-- /law-params -->\n\n", name, name, name, md)
+		out = out[:end] + section + out[end:]
 	}
 	if *updateREADME {
 		if err := os.WriteFile("README.md", []byte(out), 0o644); err != nil {

@@ -66,10 +66,10 @@ struct swift_state {
 	__u8 path_hops;		/* the flow's hop count, 0 = unknown (swift_set_path_hops) */
 };
 
-LAW_INLINE void swift_params_default(struct swift_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 swift_max_cwnd(const struct swift_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	SWIFT_PARAMS(LAW_X_DEFAULT)
+	return p->max_cwnd_bytes;
 }
 
 LAW_INLINE int swift_params_check(const struct swift_params *p)

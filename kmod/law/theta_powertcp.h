@@ -33,10 +33,11 @@ struct theta_powertcp_state {
 	__u32 last_update_seq;	/* updateOld */
 };
 
-LAW_INLINE void theta_powertcp_params_default(struct theta_powertcp_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 theta_powertcp_max_cwnd(const struct theta_powertcp_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	THETA_POWERTCP_PARAMS(LAW_X_DEFAULT)
+	return law_cwnd_cap(p->max_cwnd_bytes, p->host_bw_mbps,
+			    law_clamp64(p->base_rtt_ns, 1000, LAW_RTT_MAX_NS));
 }
 
 LAW_INLINE int theta_powertcp_params_check(const struct theta_powertcp_params *p)

@@ -56,10 +56,10 @@ struct timely_state {
 	__u32 pad;
 };
 
-LAW_INLINE void timely_params_default(struct timely_params *p)
+/* The window cap in force: the replay's and the tests' bound. */
+LAW_INLINE __u64 timely_max_cwnd(const struct timely_params *p)
 {
-	__builtin_memset(p, 0, sizeof(*p));
-	TIMELY_PARAMS(LAW_X_DEFAULT)
+	return p->max_cwnd_bytes;
 }
 
 LAW_INLINE int timely_params_check(const struct timely_params *p)

@@ -21,13 +21,13 @@ typedef int64_t __s64;
 #include "law.h"
 
 /* One parameter and one state type per law, by the table's NAME. */
-#define LAW_X_TYPEDEF(id, name, NAME, signal)			\
+#define LAW_X_TYPEDEF(id, name, NAME, signal, traits)			\
 	typedef struct name##_params law_params_##NAME;		\
 	typedef struct name##_state law_state_##NAME;
 LAW_TABLE(LAW_X_TYPEDEF)
 
-#define LAW_X_UNION_P(id, name, NAME, signal)	struct name##_params name;
-#define LAW_X_UNION_S(id, name, NAME, signal)	struct name##_state name;
+#define LAW_X_UNION_P(id, name, NAME, signal, traits)	struct name##_params name;
+#define LAW_X_UNION_S(id, name, NAME, signal, traits)	struct name##_state name;
 
 union law_any_params {
 	LAW_TABLE(LAW_X_UNION_P)
@@ -40,7 +40,7 @@ union law_any_state {
 /* The law's name and signal by id, NULL for none. */
 static inline const char *law_name(int law)
 {
-#define LAW_X_NAME(id, name, NAME, signal)	case id: return #name;
+#define LAW_X_NAME(id, name, NAME, signal, traits)	case id: return #name;
 	switch (law) {
 	LAW_TABLE(LAW_X_NAME)
 	}
@@ -49,16 +49,36 @@ static inline const char *law_name(int law)
 
 static inline const char *law_signal(int law)
 {
-#define LAW_X_SIGNAL(id, name, NAME, signal)	case id: return signal;
+#define LAW_X_SIGNAL(id, name, NAME, signal, traits)	case id: return signal;
 	switch (law) {
 	LAW_TABLE(LAW_X_SIGNAL)
 	}
 	return NULL;
 }
 
+/* The law's traits (LAW_T_*) and the size of its state, -1 for none. */
+static inline int law_traits(int law)
+{
+#define LAW_X_TRAITS(id, name, NAME, signal, traits)	case id: return (traits);
+	switch (law) {
+	LAW_TABLE(LAW_X_TRAITS)
+	}
+	return -1;
+}
+
+static inline int law_state_bytes(int law)
+{
+#define LAW_X_STATE_BYTES(id, name, NAME, signal, traits)	\
+	case id: return (int)sizeof(struct name##_state);
+	switch (law) {
+	LAW_TABLE(LAW_X_STATE_BYTES)
+	}
+	return -1;
+}
+
 static inline int law_any_default(int law, union law_any_params *p)
 {
-#define LAW_X_DEFAULT_CASE(id, name, NAME, signal)			\
+#define LAW_X_DEFAULT_CASE(id, name, NAME, signal, traits)			\
 	case id: name##_params_default(&p->name); return 0;
 	memset(p, 0, sizeof(*p));
 	switch (law) {
@@ -69,7 +89,7 @@ static inline int law_any_default(int law, union law_any_params *p)
 
 static inline int law_any_check(int law, const union law_any_params *p)
 {
-#define LAW_X_CHECK_CASE(id, name, NAME, signal)			\
+#define LAW_X_CHECK_CASE(id, name, NAME, signal, traits)			\
 	case id: return name##_params_check(&p->name);
 	switch (law) {
 	LAW_TABLE(LAW_X_CHECK_CASE)
@@ -81,7 +101,7 @@ static inline void law_any_init(int law, union law_any_state *s,
 				const union law_any_params *p, __u32 snd_nxt,
 				__u32 mss, struct law_out *out)
 {
-#define LAW_X_INIT_CASE(id, name, NAME, signal)				\
+#define LAW_X_INIT_CASE(id, name, NAME, signal, traits)				\
 	case id: name##_init(&s->name, &p->name, snd_nxt, mss, out); break;
 	memset(out, 0, sizeof(*out));
 	switch (law) {
@@ -103,7 +123,7 @@ static inline void law_any_on_ack(int law, union law_any_state *s,
 				  const struct int_echo *echo,
 				  struct law_out *out)
 {
-#define LAW_X_ACK_CASE(id, name, NAME, signal)				\
+#define LAW_X_ACK_CASE(id, name, NAME, signal, traits)				\
 	case id: name##_on_ack(&s->name, &p->name, &ack, out); break;
 	struct law_ack ack = *ack_in;
 
@@ -135,22 +155,10 @@ static inline void law_any_on_acks(int law, union law_any_state *s,
 /* The configured window cap of a law's parameters (bytes). */
 static inline __u64 law_any_max_cwnd(int law, const union law_any_params *p)
 {
+#define LAW_X_MAX_CWND(id, name, NAME, signal, traits)	\
+	case id: return name##_max_cwnd(&p->name);
 	switch (law) {
-	case LAW_ID_POWERTCP:
-		return law_cwnd_cap(p->powertcp.max_cwnd_bytes, p->powertcp.host_bw_mbps,
-				    law_clamp64(p->powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_THETA_POWERTCP:
-		return law_cwnd_cap(p->theta_powertcp.max_cwnd_bytes, p->theta_powertcp.host_bw_mbps,
-				    law_clamp64(p->theta_powertcp.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_HPCC:
-		return law_cwnd_cap(p->hpcc.max_cwnd_bytes, p->hpcc.host_bw_mbps,
-				    law_clamp64(p->hpcc.base_rtt_ns, 1000, LAW_RTT_MAX_NS));
-	case LAW_ID_SWIFT: return p->swift.max_cwnd_bytes;
-	case LAW_ID_DCTCP: return p->dctcp.max_cwnd_bytes;
-	case LAW_ID_TIMELY: return p->timely.max_cwnd_bytes;
-	case LAW_ID_DCQCN: return p->dcqcn.max_cwnd_bytes;
-	case LAW_ID_QCN: return p->qcn.max_cwnd_bytes;
-	case LAW_ID_QCN_T: return p->qcn_t.max_cwnd_bytes;
+	LAW_TABLE(LAW_X_MAX_CWND)
 	}
 	return 0;
 }
@@ -171,7 +179,7 @@ struct law_param_desc {
 	{ LAW_ID_##NAME, sizeof(((law_params_##NAME *)0)->member),		\
 	  offsetof(law_params_##NAME, member), rel, #name, unit, desc,		\
 	  def, lo, hi },
-#define LAW_X_PARAMS(id, name, NAME, signal)	NAME##_PARAMS(LAW_X_PD)
+#define LAW_X_PARAMS(id, name, NAME, signal, traits)	NAME##_PARAMS(LAW_X_PD)
 
 static const struct law_param_desc law_param_table[] = {
 	LAW_TABLE(LAW_X_PARAMS)

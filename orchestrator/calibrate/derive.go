@@ -106,18 +106,26 @@ const (
 	paperAiBps         = 50e6    // Swift, "like HPCC": additive increase 50 Mbit/s
 )
 
-// lawParams lists which derived parameter each law has.
-var lawParams = map[string][]string{
-	"powertcp":       {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns"},
-	"theta_powertcp": {"base_rtt_ns", "host_bw_mbps"},
-	"hpcc":           {"base_rtt_ns", "host_bw_mbps", "int_max_age_ns", "vai_ai_div"},
-	"swift":          {"base_rtt_ns", "host_bw_mbps", "base_target_ns", "per_hop_ns", "hops", "fs_range_ns", "vai_ai_div", "ai_bytes"},
-	"timely":         {"host_bw_mbps", "min_rtt_ns", "t_low_ns", "t_high_ns"},
-	"dcqcn":          {"host_bw_mbps", "alpha_ns", "cnp_ns", "timer_ns"},
-	// QCN's cycles (150 KB, 15 ms; QCN-T's 2.4 ms) are not RTT-bound:
-	// only the line rate they start from is derived.
-	"qcn":   {"host_bw_mbps"},
-	"qcn_t": {"host_bw_mbps"},
+// lawParamNames lists a law's parameters (law_table.h), nil for a name
+// that is no law of the table (a kernel congestion control). The rule
+// derives, for every law, each of these it has a value for: a law with
+// int_max_age_ns gets the calibrated one, whichever law it is. QCN's and
+// QCN-T's cycles (150 KB, 15 ms; QCN-T's 2.4 ms) are not RTT-bound: the
+// rule has no value for them, only for the line rate they start from.
+func lawParamNames(name string) []string {
+	l, err := law.ParseLaw(name)
+	if err != nil {
+		return nil
+	}
+	p, err := law.DefaultParams(l)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range p.List() {
+		out = append(out, v.Name)
+	}
+	return out
 }
 
 // paperRTTNs is the papers' base RTT of a path through switches switches.
@@ -207,10 +215,12 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned law.Settings) 
 		if err != nil {
 			return nil, fmt.Errorf("derive: %w", err)
 		}
-		for _, name := range lawParams[lawName] {
+		for _, name := range lawParamNames(lawName) {
 			v, ok := perLaw[lawName][name] // the same name in another law's units
 			if !ok {
-				v = values[name]
+				if v, ok = values[name]; !ok {
+					continue // not derived: the law's default or the experiment's value stands
+				}
 			}
 			if v.v == 0 && (name == "host_bw_mbps" || name == "vai_ai_div" || name == "ai_bytes") {
 				continue // hosts at different rates: the law's default stands

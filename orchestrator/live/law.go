@@ -1,13 +1,13 @@
 package live
 
 import (
+	"cclab/kmod/lawload"
 	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"cclab/internal/cc"
 	"cclab/internal/nsexec"
 	"cclab/kmod/law"
 	"cclab/orchestrator/calibrate"
@@ -41,7 +41,7 @@ func CheckLaw(name string, settings []string) error {
 		return nil
 	}
 	if len(settings) > 0 {
-		return fmt.Errorf("--cc %s: settings %v are for cclab's laws (%s)", name, settings, strings.Join(cc.Laws(), ", "))
+		return fmt.Errorf("--cc %s: settings %v are for cclab's laws (%s)", name, settings, strings.Join(lawload.Laws(), ", "))
 	}
 	avail, err := readAvailable()
 	if err != nil {
@@ -49,7 +49,7 @@ func CheckLaw(name string, settings []string) error {
 	}
 	if !slices.Contains(avail, name) {
 		return fmt.Errorf("--cc %s: neither one of cclab's laws (%s) nor a congestion control this kernel has (%s)",
-			name, strings.Join(cc.Laws(), ", "), strings.Join(avail, ", "))
+			name, strings.Join(lawload.Laws(), ", "), strings.Join(avail, ", "))
 	}
 	return nil
 }
@@ -69,7 +69,7 @@ func readAvailable() ([]string, error) {
 // (the calibration measures its paths).
 func RegisterLaw(ctx context.Context, n *netbuild.Network, name string, settings []string, log io.Writer) (*Law, error) {
 	out := &Law{Name: name}
-	if slices.Contains(cc.Laws(), name) {
+	if slices.Contains(lawload.Laws(), name) {
 		hosts := map[string]flows.Host{}
 		for _, h := range n.Plan.Hosts() {
 			hosts[h.Name] = flows.Host{Netns: n.Netns(h.Name), Addr: h.Addr}
@@ -88,10 +88,10 @@ func RegisterLaw(ctx context.Context, n *netbuild.Network, name string, settings
 		}
 		out.Calibration, out.Derived = res, d
 		out.Settings = append(pinned.Strings(), d.Settings()...)
-		if _, err := cc.Reconcile(ctx, []string{name}, out.Settings, cc.Options{}); err != nil {
+		if _, err := lawload.Reconcile(ctx, []string{name}, out.Settings, lawload.Options{}); err != nil {
 			return nil, fmt.Errorf("register %s: %w", name, err)
 		}
-		if err := calibrate.SetPathHops(n.Plan, cc.Options{}); err != nil {
+		if err := calibrate.SetPathHops(n.Plan, lawload.Options{}); err != nil {
 			return nil, err
 		}
 		// The supervisor claims the registration while the topology is

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/linkchange"
 	"cclab/orchestrator/netbuild"
@@ -42,7 +42,7 @@ type supervisor struct {
 	start time.Time
 
 	links *linkchange.Applier
-	claim *cc.ClaimHold
+	claim *lawload.ClaimHold
 }
 
 // Serve runs the supervisor of run id, built by netbuild.Up in another
@@ -198,13 +198,13 @@ func (s *supervisor) holdClaim(law string) error {
 	if s.claim != nil {
 		return fmt.Errorf("claim: run %s already claims its law", s.id)
 	}
-	regs, err := cc.List(cc.Options{})
+	regs, err := lawload.List(lawload.Options{})
 	if err != nil {
 		return fmt.Errorf("claim %s: %w", law, err)
 	}
 	for _, r := range regs {
 		if r.Name == law {
-			if s.claim, err = cc.HoldClaim(s.id, []cc.Registration{r}, cc.Options{}); err != nil {
+			if s.claim, err = lawload.HoldClaim(s.id, []lawload.Registration{r}, lawload.Options{}); err != nil {
 				return fmt.Errorf("claim %s: %w", law, err)
 			}
 			return nil

@@ -6,19 +6,19 @@ import (
 	"slices"
 	"strings"
 
-	"cclab/internal/cc"
 	"cclab/kmod/law"
+	"cclab/kmod/lawload"
 )
 
 // registeredLaws returns the parameters in force of every registered
 // cclab law by congestion-control name, for run.json's "cc" entries (other
 // controls expose none).
-func registeredLaws(opts cc.Options) (map[string]cc.Params, error) {
-	regs, err := cc.List(opts)
+func registeredLaws(opts lawload.Options) (map[string]lawload.Params, error) {
+	regs, err := lawload.List(opts)
 	if err != nil {
 		return nil, fmt.Errorf("registered laws: %w", err)
 	}
-	m := make(map[string]cc.Params, len(regs))
+	m := make(map[string]lawload.Params, len(regs))
 	for _, r := range regs {
 		m[r.Name] = r.Params
 	}
@@ -48,7 +48,7 @@ func names(m map[string]bool) string {
 
 // echoCCs are the registered congestion controls whose receivers must
 // run them too: the ECN laws' (flows.Options.EchoCC).
-func echoCCs(regs map[string]cc.Params) map[string]bool {
+func echoCCs(regs map[string]lawload.Params) map[string]bool {
 	out := map[string]bool{}
 	for name, ps := range regs {
 		if l, err := law.ParseLaw(ps.Law); err == nil && l.UsesECN() {
@@ -65,9 +65,9 @@ func echoCCs(regs map[string]cc.Params) map[string]bool {
 func splitBuilds(laws []string) (modules, foreign, ebpfLaws []string) {
 	for _, l := range laws {
 		switch {
-		case cc.ModuleLoaded(l):
+		case lawload.ModuleLoaded(l):
 			modules = append(modules, l)
-		case cc.ForeignModule(l):
+		case lawload.ForeignModule(l):
 			foreign = append(foreign, l)
 		default:
 			ebpfLaws = append(ebpfLaws, l)
@@ -81,7 +81,7 @@ func splitBuilds(laws []string) (modules, foreign, ebpfLaws []string) {
 // kernel's module runs with its own parameters, and the log says so.
 func checkForeign(foreign, fileSettings []string, opt Options) error {
 	for _, l := range foreign {
-		if s := cc.SettingsFor([]string{l}, fileSettings); len(s) > 0 {
+		if s := lawload.SettingsFor([]string{l}, fileSettings); len(s) > 0 {
 			return fmt.Errorf("laws: %v set %s, but the congestion control %s is the kernel module tcp_%s, not cclab's: rmmod tcp_%s to run cclab's eBPF %s", s, l, l, l, l, l)
 		}
 		fmt.Fprintf(opt.Log, "%s is the kernel's own module tcp_%s (not cclab's), with its own parameters\n", l, l)
@@ -95,11 +95,11 @@ func checkForeign(foreign, fileSettings []string, opt Options) error {
 // it).
 func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
 	for _, l := range laws {
-		want, err := cc.Resolve([]string{l}, cc.SettingsFor([]string{l}, settings))
+		want, err := lawload.Resolve([]string{l}, lawload.SettingsFor([]string{l}, settings))
 		if err != nil {
 			return fmt.Errorf("law %s (kernel module): %w", l, err)
 		}
-		got, err := cc.ApplyToModule(want[0])
+		got, err := lawload.ApplyToModule(want[0])
 		if err != nil {
 			return fmt.Errorf("law %s: %w", l, err)
 		}
@@ -107,7 +107,7 @@ func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
 			return fmt.Errorf("law %s: module tcp_%s holds %s after the writes, want %s", l, l, got, want[0])
 		}
 		if ls.modules == nil {
-			ls.modules = map[string]cc.Params{}
+			ls.modules = map[string]lawload.Params{}
 		}
 		ls.modules[l] = got
 		fmt.Fprintf(opt.Log, "%s runs as kernel module tcp_%s with %s\n", l, l, got)
@@ -117,14 +117,14 @@ func (ls *lawState) applyToModules(laws, settings []string, opt Options) error {
 
 // moduleInForce reads the parameters of a cclab law running as its
 // loaded kernel module, for run.json; false for anything else.
-func moduleInForce(name string) (cc.Params, bool) {
-	if !slices.Contains(cc.Laws(), name) || !cc.ModuleLoaded(name) {
-		return cc.Params{}, false
+func moduleInForce(name string) (lawload.Params, bool) {
+	if !slices.Contains(lawload.Laws(), name) || !lawload.ModuleLoaded(name) {
+		return lawload.Params{}, false
 	}
-	like, err := cc.Resolve([]string{name}, nil)
+	like, err := lawload.Resolve([]string{name}, nil)
 	if err != nil {
-		return cc.Params{}, false
+		return lawload.Params{}, false
 	}
-	ps, err := cc.ReadModule(like[0])
+	ps, err := lawload.ReadModule(like[0])
 	return ps, err == nil
 }

@@ -1,7 +1,7 @@
 package runner
 
 import (
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 )
 
 // Check validates an experiment file as Prepare does, its topology and
@@ -17,7 +17,7 @@ func Check(path string) (*Prepared, error) {
 		return nil, err
 	}
 	known := map[string]bool{}
-	for _, cc := range append(cclaws.Laws(), cclaws.KernelCCs()...) {
+	for _, cc := range append(lawload.Laws(), lawload.KernelCCs()...) {
 		known[cc] = true
 	}
 	if err := p.generate(known); err != nil {

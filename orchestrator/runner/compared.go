@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/experiment"
 )
 
@@ -24,10 +24,10 @@ type Skip struct {
 // typo.
 func checkCompared(exp *experiment.Experiment, avail map[string]bool) error {
 	for i, cc := range exp.Compare {
-		if _, variant := exp.Variants[cc]; variant || avail[cc] || cclaws.KernelCC(cc) || slices.Contains(cclaws.Laws(), cc) {
+		if _, variant := exp.Variants[cc]; variant || avail[cc] || lawload.KernelCC(cc) || slices.Contains(lawload.Laws(), cc) {
 			continue
 		}
-		known := append(append(cclaws.Laws(), cclaws.KernelCCs()...), slices.Collect(maps.Keys(exp.Variants))...)
+		known := append(append(lawload.Laws(), lawload.KernelCCs()...), slices.Collect(maps.Keys(exp.Variants))...)
 		var others []string // registered names not among the rest
 		for _, n := range slices.Sorted(maps.Keys(avail)) {
 			if !slices.Contains(known, n) {
@@ -48,7 +48,7 @@ func checkCompared(exp *experiment.Experiment, avail map[string]bool) error {
 			registered = strings.Join(others, ", ")
 		}
 		return fmt.Errorf("%s:%d: compare: %q is no congestion control cclab knows%s: not one of its laws (%s), a variant of this file (%s), one of the kernel's own (%s) or another name registered in this kernel (%s); skip_missing skips only known names this kernel lacks",
-			exp.File, exp.CompareLine(i), cc, hint, strings.Join(cclaws.Laws(), ", "), variants, strings.Join(cclaws.KernelCCs(), ", "), registered)
+			exp.File, exp.CompareLine(i), cc, hint, strings.Join(lawload.Laws(), ", "), variants, strings.Join(lawload.KernelCCs(), ", "), registered)
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func checkCompared(exp *experiment.Experiment, avail map[string]bool) error {
 // skipReason says why a known compared name is not available: what would
 // make it so.
 func skipReason(exp *experiment.Experiment, cc string) string {
-	if slices.Contains(cclaws.Laws(), cc) {
+	if slices.Contains(lawload.Laws(), cc) {
 		if exp.Laws == nil {
 			return "cclab's law is not registered and the file has no laws: section (with which the run registers it): `cclab cc load " + cc + "` registers it"
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/rundir"
 )
 
@@ -51,12 +51,12 @@ func TestComparedNames(t *testing.T) {
 // kernel does not have registered now (at least two, or the test skips).
 func unavailableKernelCCs(t *testing.T) []string {
 	t.Helper()
-	avail, err := cclaws.Available()
+	avail, err := lawload.Available()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, k := range cclaws.KernelCCs() {
+	for _, k := range lawload.KernelCCs() {
 		if !slices.Contains(avail, k) {
 			out = append(out, k)
 		}

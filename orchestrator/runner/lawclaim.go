@@ -5,11 +5,11 @@ import (
 	"io"
 	"slices"
 
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 )
 
 // claim records, until the run ends, the registrations of cclab's laws its
-// flows run on, with their parameters (cclaws.HoldClaim): another run's
+// flows run on, with their parameters (lawload.HoldClaim): another run's
 // registration, `cclab cc load` and `cclab cc unload` then refuse to
 // change them under it. Once per run.
 func (ls *lawState) claim(p *Prepared, opt Options) error {
@@ -24,11 +24,11 @@ func (ls *lawState) claim(p *Prepared, opt Options) error {
 			}
 		}
 	}
-	regs, err := cclaws.List(opt.Laws)
+	regs, err := lawload.List(opt.Laws)
 	if err != nil {
 		return fmt.Errorf("claim laws: %w", err)
 	}
-	var mine []cclaws.Registration
+	var mine []lawload.Registration
 	for _, r := range regs {
 		if slices.Contains(used, r.Name) {
 			mine = append(mine, r)
@@ -37,7 +37,7 @@ func (ls *lawState) claim(p *Prepared, opt Options) error {
 	if len(mine) == 0 {
 		return nil
 	}
-	h, err := cclaws.HoldClaim(opt.ID, mine, opt.Laws)
+	h, err := lawload.HoldClaim(opt.ID, mine, opt.Laws)
 	if err != nil {
 		return err
 	}

@@ -7,16 +7,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/rundir"
 )
 
 // lawTrace is the extension `trace: true` asks for: the per-ACK trace of
 // cclab's eBPF laws (every registered law's sockets) into cc_trace.csv.
 type lawTrace struct {
-	opts cc.Options
+	opts lawload.Options
 	f    *os.File
-	tr   *cc.Trace
+	tr   *lawload.Trace
 }
 
 func (l *lawTrace) Name() string { return "cc_trace" }
@@ -26,7 +26,7 @@ func (l *lawTrace) Start(ctx context.Context, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("cc_trace.csv: %w", err)
 	}
-	tr, err := cc.StartTrace(ctx, l.opts, f)
+	tr, err := lawload.StartTrace(ctx, l.opts, f)
 	if err != nil {
 		f.Close()
 		return err

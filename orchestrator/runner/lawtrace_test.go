@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/rundir"
 )
 
@@ -21,12 +21,12 @@ func TestLawTraceRun(t *testing.T) {
 	cleanAfter(t, id)
 	name := "t" + string(id) + "_dctcp"
 	// A pin directory apart from the run's: the run cleans its own first.
-	opts := cclaws.Options{PinDir: runid.New().BPFDir(), Names: map[string]string{"dctcp": name}}
-	if _, err := cclaws.Load(context.Background(), []string{"dctcp"}, nil, opts); err != nil {
+	opts := lawload.Options{PinDir: runid.New().BPFDir(), Names: map[string]string{"dctcp": name}}
+	if _, err := lawload.Load(context.Background(), []string{"dctcp"}, nil, opts); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := cclaws.Unload(nil, opts); err != nil {
+		if _, err := lawload.Unload(nil, opts); err != nil {
 			t.Errorf("unload: %v", err)
 		}
 		os.Remove(opts.PinDir)
@@ -62,7 +62,7 @@ workload:
 	var rj struct {
 		CC         map[string]rundir.CC `json:"cc"`
 		Extensions struct {
-			Trace cclaws.TraceStats `json:"cc_trace"`
+			Trace lawload.TraceStats `json:"cc_trace"`
 		} `json:"extensions"`
 	}
 	readRunJSON(t, dir, &rj)
@@ -78,7 +78,7 @@ workload:
 // runTwoFlowIncast runs an experiment whose workload is a 2-flow incast,
 // with the laws' pin options opts, and returns its output directory; both
 // flows must complete.
-func runTwoFlowIncast(t *testing.T, exp string, id runid.ID, opts cclaws.Options) string {
+func runTwoFlowIncast(t *testing.T, exp string, id runid.ID, opts lawload.Options) string {
 	t.Helper()
 	p, err := Prepare(exp)
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	cclaws "cclab/internal/cc"
 	"cclab/kmod/law"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/workload"
@@ -229,7 +229,7 @@ func hasQCN(exp *experiment.Experiment, cc string) bool {
 }
 
 func loadHint(cc string) string {
-	if slices.Contains(cclaws.Laws(), cc) {
+	if slices.Contains(lawload.Laws(), cc) {
 		return "; `cclab cc load " + cc + "` loads it"
 	}
 	return ""
@@ -254,7 +254,7 @@ func (p *Prepared) lawsToRegister(ccs []string, avail map[string]bool) {
 			avail[cc] = true
 			continue
 		}
-		if slices.Contains(cclaws.Laws(), cc) && !slices.Contains(p.Laws, cc) {
+		if slices.Contains(lawload.Laws(), cc) && !slices.Contains(p.Laws, cc) {
 			p.Laws = append(p.Laws, cc)
 		}
 	}

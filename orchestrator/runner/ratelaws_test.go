@@ -13,9 +13,9 @@ import (
 	"cclab/analysis/metrics"
 	"cclab/analysis/pcapflows"
 	"cclab/analysis/series"
-	cclaws "cclab/internal/cc"
 	"cclab/internal/quiettest"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 )
 
 // The rate-based laws (TIMELY, DCQCN) on a real bottleneck with
@@ -174,9 +174,9 @@ func runWithOwnLaws(t *testing.T, exp string, id runid.ID) string {
 		t.Fatal(err)
 	}
 	cleanAfter(t, id)
-	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
+	laws := lawload.Options{PinDir: runid.New().BPFDir()}
 	t.Cleanup(func() {
-		if _, err := cclaws.Unload(nil, laws); err != nil {
+		if _, err := lawload.Unload(nil, laws); err != nil {
 			t.Errorf("unload: %v", err)
 		}
 		os.Remove(laws.PinDir)

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	cclaws "cclab/internal/cc"
 	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/fidelity"
@@ -37,7 +37,7 @@ type Options struct {
 	RTTSamples int
 	// Laws says where cclab's eBPF laws are registered (zero: the real
 	// pin directory; tests register under names of their own).
-	Laws cclaws.Options
+	Laws lawload.Options
 	// Strict fails the run when a variant's fidelity verdict is degraded
 	// (as the experiment's emulation.strict does).
 	Strict bool
@@ -140,7 +140,7 @@ type lawState struct {
 	registered bool
 	// modules: the laws that ran as kernel modules, with the parameters
 	// written into them.
-	modules     map[string]cclaws.Params
+	modules     map[string]lawload.Params
 	base        *calibrate.Result
 	baseVariant string
 	derived     *calibrate.Derived
@@ -148,7 +148,7 @@ type lawState struct {
 	// no `laws:` section and uses laws registered by someone else.
 	applied bool
 	// hold claims the registrations the run's flows use (claim).
-	hold *cclaws.ClaimHold
+	hold *lawload.ClaimHold
 }
 
 // register registers the experiment's laws once, with its `laws:`
@@ -180,10 +180,10 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 		if len(modules)+len(foreign) > 0 {
 			// Only what concerns them: a "law.name" of a module's law
 			// would name a law that is not being registered.
-			settings = cclaws.SettingsFor(ebpfLaws, settings)
+			settings = lawload.SettingsFor(ebpfLaws, settings)
 		}
 		fmt.Fprintf(opt.Log, "registering %v with %v\n", ebpfLaws, settings)
-		replaced, err := cclaws.Reconcile(ctx, ebpfLaws, settings, opt.Laws)
+		replaced, err := lawload.Reconcile(ctx, ebpfLaws, settings, opt.Laws)
 		if err != nil {
 			return fmt.Errorf("register laws: %w", err)
 		}
@@ -199,12 +199,12 @@ func (ls *lawState) register(ctx context.Context, p *Prepared, v string, cal *ca
 	}
 	for _, name := range p.VariantNames {
 		v := p.Exp.Variants[name]
-		vs := cclaws.SettingsFor([]string{v.Law}, append(p.Exp.LawSettings(), derived...))
+		vs := lawload.SettingsFor([]string{v.Law}, append(p.Exp.LawSettings(), derived...))
 		vs = append(vs, v.Settings.Strings()...)
 		vopt := opt.Laws
 		vopt.Names = map[string]string{v.Law: name}
 		fmt.Fprintf(opt.Log, "registering variant %s (%s) with %v\n", name, v.Law, vs)
-		if _, err := cclaws.Reconcile(ctx, []string{v.Law}, vs, vopt); err != nil {
+		if _, err := lawload.Reconcile(ctx, []string{v.Law}, vs, vopt); err != nil {
 			return fmt.Errorf("register variant %s: %w", name, err)
 		}
 	}
@@ -220,13 +220,13 @@ func (ls *lawState) recordOnly(p *Prepared, v string, cal *calibrate.Result, opt
 	ls.registered = true
 	var used []string
 	for _, vr := range p.Variants {
-		if slices.Contains(cclaws.Laws(), vr.CC) && !slices.Contains(used, vr.CC) {
+		if slices.Contains(lawload.Laws(), vr.CC) && !slices.Contains(used, vr.CC) {
 			used = append(used, vr.CC)
 		}
 	}
 	// Without a laws: section nothing is re-registered, so a law of an
 	// older cclab build would run its old code: say so.
-	if regs, err := cclaws.List(opt.Laws); err == nil {
+	if regs, err := lawload.List(opt.Laws); err == nil {
 		for _, r := range regs {
 			if slices.Contains(used, r.Law) && r.Stale() {
 				fmt.Fprintf(opt.Log, "warning: %s is registered by another cclab build and keeps its code (no `laws:` section in the experiment): `cclab cc unload %s` to run this build's\n", r.Name, r.Name)

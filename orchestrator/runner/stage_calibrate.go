@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/calibrate"
 	"cclab/orchestrator/experiment"
 	"cclab/orchestrator/health"
@@ -49,7 +49,7 @@ func (r calibrateStage) Start(ctx context.Context) error {
 			c.Params, c.Build = ps.Map(), rundir.BuildKmod
 		} else if ps, ok := moduleInForce(name); ok {
 			c.Params, c.Build = ps.Map(), rundir.BuildKmod
-		} else if slices.Contains(cclaws.Laws(), name) && cclaws.ForeignModule(name) {
+		} else if slices.Contains(lawload.Laws(), name) && lawload.ForeignModule(name) {
 			c.Build = rundir.BuildForeign
 		} else if ps, ok := r.regs[name]; ok {
 			c.Params, c.Build = ps.Map(), rundir.BuildEBPF

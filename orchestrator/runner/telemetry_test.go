@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 	"cclab/rundir"
 	"cclab/tcopt"
 	"cclab/tcopt/agent"
@@ -126,10 +126,10 @@ workload:
 // (the real one belongs to the registered laws), checks that nothing of
 // the run is left, and returns the result, the run directory (the parent
 // of the compared ones) and the laws' options.
-func runSwitchExperiment(t *testing.T, exp string) (*Result, string, cclaws.Options) {
+func runSwitchExperiment(t *testing.T, exp string) (*Result, string, lawload.Options) {
 	t.Helper()
 	p, id := prepareRun(t, exp)
-	laws := cclaws.Options{PinDir: runid.New().BPFDir()}
+	laws := lawload.Options{PinDir: runid.New().BPFDir()}
 	t.Cleanup(func() { os.RemoveAll(laws.PinDir) })
 	out := t.TempDir()
 	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20, Laws: laws})

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	cclaws "cclab/internal/cc"
+	"cclab/kmod/lawload"
 	"cclab/orchestrator/capture"
 	"cclab/orchestrator/cpuqueue"
 	"cclab/orchestrator/delay"
@@ -43,7 +43,7 @@ type variantRun struct {
 	hosts     map[string]flows.Host
 	ports     []capture.Port
 	// calibrate
-	regs map[string]cclaws.Params // the eBPF laws registered, with their parameters
+	regs map[string]lawload.Params // the eBPF laws registered, with their parameters
 	rtt  *health.RTT
 	// attach
 	capt    *capture.Session

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	cclaws "cclab/internal/cc"
 	"cclab/internal/runid"
+	"cclab/kmod/lawload"
 )
 
 // Variants in the experiment file: a law under a name of its own with
@@ -81,9 +81,9 @@ func TestVariantRun(t *testing.T) {
 	id := runid.New()
 	cleanAfter(t, id)
 	name := "t" + string(id) + "v" // registrations are machine-wide
-	opts := cclaws.Options{PinDir: runid.New().BPFDir()}
+	opts := lawload.Options{PinDir: runid.New().BPFDir()}
 	t.Cleanup(func() {
-		if _, err := cclaws.Unload(nil, opts); err != nil {
+		if _, err := lawload.Unload(nil, opts); err != nil {
 			t.Errorf("unload: %v", err)
 		}
 		os.Remove(opts.PinDir)
@@ -96,7 +96,7 @@ workload:
     incast: {dst: h0, fan_in: 2, size: 300KB}
 `)
 	out := runTwoFlowIncast(t, exp, id, opts)
-	regs, err := cclaws.List(opts)
+	regs, err := lawload.List(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"cclab/kmod/law"
 )
 
 // The guest reports on the serial console in lines starting with Tag:
@@ -133,27 +135,43 @@ func (r *Result) Metric(name string) (Metric, bool) {
 	return Metric{}, false
 }
 
-// requiredChecks are the steps every kernel's guest test must report, passed.
+// requiredChecks are the steps every kernel's guest test must report,
+// passed, besides lawChecks: the modules and parameters, the topologies,
+// the law-specific flows and Debian's DCTCP.
 var requiredChecks = []string{
-	"load_cclab_int", "load_powertcp", "load_theta_powertcp", "load_hpcc", "load_swift", "load_dctcp",
+	"load_cclab_int", "load_dctcp",
 	"param_tcp_powertcp_gamma_ppm", "param_tcp_theta_powertcp_base_rtt_ns", "param_tcp_hpcc_eta_ppm",
 	"param_tcp_hpcc_vai_enable", "param_tcp_swift_vai_sf_acks", "param_tcp_swift_beta_ppm",
 	"topo_1switch", "topo_3switch",
-	"flow_powertcp", "flow_hpcc", "flow_theta_small", "flow_theta_large", "flow_swift_low", "flow_swift_high",
+	"flow_theta_small", "flow_theta_large", "flow_swift_low", "flow_swift_high",
 	"flow_dctcp", "flow_theta_3sw", "flow_loss_theta", "loss_envelope_theta_powertcp", "no_leak_loss_theta",
 	"hold_without_int_powertcp", "hold_without_int_hpcc", "int_seen_powertcp", "int_seen_hpcc",
 	"window_follows_rtt_theta_powertcp", "window_follows_delay_swift", "window_follows_rtt_3switch",
-	"ss_powertcp", "ss_hpcc", "ss_theta_large", "ss_swift_high",
-	"rmmod_busy_powertcp", "rmmod_busy_hpcc", "rmmod_busy_theta_powertcp", "rmmod_busy_swift",
-	"rmmod_idle_powertcp", "rmmod_idle_hpcc", "rmmod_idle_theta_powertcp", "rmmod_idle_swift",
-	"no_leak_powertcp", "no_leak_hpcc", "no_leak_theta_powertcp", "no_leak_swift", "no_leak_theta_3sw",
+	"ss_theta_large", "ss_swift_high", "no_leak_theta_3sw",
 	"rmmod_cclab_int", "netem_rtt_1sw", "netem_rtt_3sw", "dmesg_clean",
-	"load_timely", "load_dcqcn", "flow_timely", "flow_dcqcn", "ss_timely", "ss_dcqcn",
-	"rmmod_busy_timely", "rmmod_busy_dcqcn", "rmmod_idle_timely", "rmmod_idle_dcqcn",
-	"no_leak_timely", "no_leak_dcqcn",
-	"load_qcn", "load_qcn_t", "flow_qcn", "flow_qcn_t", "ss_qcn", "ss_qcn_t",
-	"rmmod_busy_qcn", "rmmod_busy_qcn_t", "rmmod_idle_qcn", "rmmod_idle_qcn_t",
-	"no_leak_qcn", "no_leak_qcn_t",
+}
+
+// ownFlows are the laws whose flows the guest test checks under their own
+// names (flow_theta_small, flow_swift_high, ...: requiredChecks).
+var ownFlows = map[string]bool{"theta_powertcp": true, "swift": true}
+
+// lawChecks are the steps the guest test reports for every law of the
+// table with a module build (it loops over the modules Kbuild built):
+// loaded, unloaded busy and idle, no socket left; and, unless the law's
+// flows have their own names, a flow and its ss state.
+func lawChecks() []string {
+	var out []string
+	for _, l := range law.All() {
+		if !l.HasModule() {
+			continue
+		}
+		n := l.String()
+		out = append(out, "load_"+n, "rmmod_busy_"+n, "rmmod_idle_"+n, "no_leak_"+n)
+		if !ownFlows[n] {
+			out = append(out, "flow_"+n, "ss_"+n)
+		}
+	}
+	return out
 }
 
 // requiredINT are the checks with real INT (switch, host agent, cclab_int),
@@ -167,7 +185,7 @@ var requiredINT = []string{
 }
 
 // Required lists the checks r's guest must have reported, passed: all of
-// requiredChecks and requiredINT.
+// requiredChecks, lawChecks and requiredINT.
 func Required(r *Result) []string {
-	return append(append([]string{}, requiredChecks...), requiredINT...)
+	return append(append(append([]string{}, requiredChecks...), lawChecks()...), requiredINT...)
 }

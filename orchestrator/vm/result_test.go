@@ -1,8 +1,11 @@
 package vm
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"cclab/kmod/law"
 )
 
 // The console parser: report lines may follow kernel output on the same
@@ -39,5 +42,23 @@ func TestResultParsing(t *testing.T) {
 	}
 	if err := (&Result{}).Err(nil); err == nil {
 		t.Fatal("a guest that never booted passed")
+	}
+}
+
+// Every law with a module build is loaded, carries a flow and unloads in
+// the guest: its checks are required without a list naming it.
+func TestEveryModuleLawIsRequired(t *testing.T) {
+	req := Required(&Result{})
+	for _, l := range law.All() {
+		n := l.String()
+		want := l.HasModule()
+		for _, c := range []string{"rmmod_busy_" + n, "rmmod_idle_" + n, "no_leak_" + n} {
+			if slices.Contains(req, c) != want {
+				t.Errorf("law %s (module build %v): check %s required %v", n, want, c, !want)
+			}
+		}
+		if want && !slices.Contains(req, "load_"+n) {
+			t.Errorf("law %s: load_%s not required", n, n)
+		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"sync"
 
-	"cclab/internal/cc"
+	"cclab/kmod/lawload"
 )
 
 // A LawSignal is the newest decision of a cclab law on a flow: what it
@@ -22,19 +22,19 @@ type LawSignal struct {
 type sock struct{ local, remote netip.AddrPort }
 
 // Signals keeps the newest trace record of every flow of cclab's laws
-// (the laws' per-ACK trace, internal/cc): one record per ACK costs the
+// (the laws' per-ACK trace, kmod/lawload): one record per ACK costs the
 // laws a ring-buffer write while it runs.
 type Signals struct {
 	mu     sync.Mutex
 	latest map[sock]LawSignal
-	tr     *cc.Trace
+	tr     *lawload.Trace
 }
 
-// StartSignals switches the laws' trace on; cc.ErrTraceRunning when a
+// StartSignals switches the laws' trace on; lawload.ErrTraceRunning when a
 // run's cc_trace.csv (or another watch) has it.
-func StartSignals(ctx context.Context, opts cc.Options) (*Signals, error) {
+func StartSignals(ctx context.Context, opts lawload.Options) (*Signals, error) {
 	s := &Signals{latest: map[sock]LawSignal{}}
-	tr, err := cc.StartTraceFunc(ctx, opts, func(r *cc.TraceRecord) error {
+	tr, err := lawload.StartTraceFunc(ctx, opts, func(r *lawload.TraceRecord) error {
 		s.mu.Lock()
 		s.latest[sock{r.Local, r.Remote}] = LawSignal{Law: r.Law, Signal: r.Signal, SignalName: r.SignalName, Note: r.Note, AtMonoNs: r.TimeNs}
 		s.mu.Unlock()

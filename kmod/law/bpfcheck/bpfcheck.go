@@ -15,55 +15,46 @@ import (
 	"cclab/kmod/law"
 )
 
-// Programs is the law core loaded into the kernel.
+// Programs is the law core loaded into the kernel: per law of the table
+// its step program <name>_step and its maps <name>_params_map and
+// <name>_state_map (src/law_check.bpf.c), found by name.
 type Programs struct {
-	objs lawCheckObjects
+	coll *ebpf.Collection
 }
 
 // Load loads every law's BPF build; a verifier rejection is returned with
 // the verifier's log.
 func Load() (*Programs, error) {
-	p := &Programs{}
-	if err := loadLawCheckObjects(&p.objs, nil); err != nil {
+	spec, err := loadLawCheck()
+	if err != nil {
+		return nil, fmt.Errorf("read law BPF object: %w", err)
+	}
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			return nil, fmt.Errorf("load law BPF programs: %+v", ve)
 		}
 		return nil, fmt.Errorf("load law BPF programs: %w", err)
 	}
-	return p, nil
+	return &Programs{coll: coll}, nil
 }
 
 // Close unloads the programs and maps.
-func (p *Programs) Close() error { return p.objs.Close() }
+func (p *Programs) Close() error {
+	p.coll.Close()
+	return nil
+}
 
 // Stepper returns a law.Stepper running params' law in the kernel. Only one
 // stepper per Programs may be in use at a time (they share the maps).
 func (p *Programs) Stepper(params *law.Params) (law.Stepper, error) {
-	m := &p.objs.lawCheckMaps
-	var prog *ebpf.Program
-	var pmap, smap *ebpf.Map
-	switch params.Law() {
-	case law.PowerTCP:
-		prog, pmap, smap = p.objs.PowertcpStep, m.PowertcpParamsMap, m.PowertcpStateMap
-	case law.ThetaPowerTCP:
-		prog, pmap, smap = p.objs.ThetaPowertcpStep, m.ThetaParamsMap, m.ThetaStateMap
-	case law.HPCC:
-		prog, pmap, smap = p.objs.HpccStep, m.HpccParamsMap, m.HpccStateMap
-	case law.Swift:
-		prog, pmap, smap = p.objs.SwiftStep, m.SwiftParamsMap, m.SwiftStateMap
-	case law.DCTCP:
-		prog, pmap, smap = p.objs.DctcpStep, m.DctcpParamsMap, m.DctcpStateMap
-	case law.Timely:
-		prog, pmap, smap = p.objs.TimelyStep, m.TimelyParamsMap, m.TimelyStateMap
-	case law.DCQCN:
-		prog, pmap, smap = p.objs.DcqcnStep, m.DcqcnParamsMap, m.DcqcnStateMap
-	case law.QCN:
-		prog, pmap, smap = p.objs.QcnStep, m.QcnParamsMap, m.QcnStateMap
-	case law.QCNT:
-		prog, pmap, smap = p.objs.QcntStep, m.QcntParamsMap, m.QcntStateMap
-	default:
-		return nil, fmt.Errorf("no BPF build of law %s", params.Law())
+	name := params.Law().String()
+	prog := p.coll.Programs[name+"_step"]
+	pmap, smap := p.coll.Maps[name+"_params_map"], p.coll.Maps[name+"_state_map"]
+	in, out := p.coll.Maps["check_in_map"], p.coll.Maps["check_out_map"]
+	if prog == nil || pmap == nil || smap == nil || in == nil || out == nil {
+		return nil, fmt.Errorf("no BPF build of law %s (src/law_check.bpf.c: %s_step and its maps)", name, name)
 	}
 	raw := params.Raw()
 	if int(pmap.ValueSize()) > len(raw) {
@@ -75,7 +66,7 @@ func (p *Programs) Stepper(params *law.Params) (law.Stepper, error) {
 	if err := smap.Update(uint32(0), make([]byte, smap.ValueSize()), ebpf.UpdateAny); err != nil {
 		return nil, fmt.Errorf("reset %s state: %w", params.Law(), err)
 	}
-	return &stepper{prog: prog, in: m.CheckInMap, out: m.CheckOutMap}, nil
+	return &stepper{prog: prog, in: in, out: out}, nil
 }
 
 type stepper struct {

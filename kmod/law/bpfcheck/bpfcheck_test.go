@@ -103,39 +103,55 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		random bool
 	}
 	var runs []run
-	files := map[law.Law][]string{
-		law.PowerTCP:      {"powertcp_unit_power.csv", "powertcp_queue.csv"},
-		law.ThetaPowerTCP: {"theta_rtt.csv", "theta_floor.csv"},
-		law.HPCC:          {"hpcc_2hop.csv"},
-		law.Swift:         {"swift_delay.csv"},
-		law.DCTCP:         {"dctcp_marks.csv"},
-		law.QCN:           {"qcn_feedback.csv"},
-		law.QCNT:          {"qcn_feedback.csv"},
+	files := map[string][]string{
+		"powertcp":       {"powertcp_unit_power.csv", "powertcp_queue.csv"},
+		"theta_powertcp": {"theta_rtt.csv", "theta_floor.csv"},
+		"hpcc":           {"hpcc_2hop.csv"},
+		"swift":          {"swift_delay.csv"},
+		"dctcp":          {"dctcp_marks.csv"},
+		"qcn":            {"qcn_feedback.csv"},
+		"qcn_t":          {"qcn_feedback.csv"},
 	}
-	for l, names := range files {
-		for _, n := range names {
+	for name, traces := range files {
+		l, err := law.ParseLaw(name)
+		if err != nil {
+			t.Fatalf("files: %v", err)
+		}
+		for _, n := range traces {
 			runs = append(runs, run{l, nil, readTrace(t, n), false})
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
-	variants := map[law.Law][][]string{
-		law.PowerTCP:      {nil, {"max_cwnd_bytes=100000", "gamma_ppm=500000"}},
-		law.ThetaPowerTCP: {nil, {"base_rtt_ns=300000", "host_bw_mbps=100", "max_cwnd_bytes=0"}},
-		law.HPCC:          {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"max_stage=0", "vai_enable=1"}},
-		law.Swift:         {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"min_cwnd_bytes=100", "ai_bytes=100"}},
-		law.DCTCP:         {nil, {"g_shift=0"}},
-		law.Timely: {nil, {"min_rtt_ns=100000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"},
+	variants := map[string][][]string{
+		"powertcp":       {nil, {"max_cwnd_bytes=100000", "gamma_ppm=500000"}},
+		"theta_powertcp": {nil, {"base_rtt_ns=300000", "host_bw_mbps=100", "max_cwnd_bytes=0"}},
+		"hpcc":           {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"max_stage=0", "vai_enable=1"}},
+		"swift":          {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"min_cwnd_bytes=100", "ai_bytes=100"}},
+		"dctcp":          {nil, {"g_shift=0"}},
+		"timely": {nil, {"min_rtt_ns=100000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"},
 			{"seg_bytes=0"}, {"seg_bytes=3000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"}},
-		law.DCQCN: {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "alpha_ns=1000", "cnp_ns=0"},
+		"dcqcn": {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "alpha_ns=1000", "cnp_ns=0"},
 			{"byte_counter_bytes=0", "timer_ns=300000", "g_shift=0"}},
-		law.QCN: {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "timer_ns=100000", "gd_shift=6"},
+		"qcn": {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "timer_ns=100000", "gd_shift=6"},
 			{"byte_counter_bytes=0", "timer_ns=300000", "fast_recovery=0", "rai_kbps=50000", "min_rate_kbps=300000"}},
-		law.QCNT: {nil, {"timer_ns=50000", "hai_cycles=8", "fast_recovery=2"},
+		"qcn_t": {nil, {"timer_ns=50000", "hai_cycles=8", "fast_recovery=2"},
 			{"timer_ns=1000", "fast_recovery=100", "rhai_kbps=1", "gd_shift=16"}},
 	}
-	for l, vs := range variants {
+	// Every law of the table is checked: one without variants here is an
+	// error, not a law left out.
+	for _, l := range law.All() {
+		vs, ok := variants[l.String()]
+		if !ok {
+			t.Errorf("law %s has no parameter variants in bpfcheck_test.go (variants): add its row, nil for the defaults", l)
+			vs = [][]string{nil}
+		}
 		for _, v := range vs {
 			runs = append(runs, run{l, v, randomEvents(rng, 400), true})
+		}
+	}
+	for name := range variants {
+		if _, err := law.ParseLaw(name); err != nil {
+			t.Errorf("variants: %v", err)
 		}
 	}
 	for _, r := range runs {

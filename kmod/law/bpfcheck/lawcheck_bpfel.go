@@ -384,35 +384,35 @@ type lawCheckTimelyState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	lawCheckMapCheckInMap         = "check_in_map"
-	lawCheckMapCheckOutMap        = "check_out_map"
-	lawCheckMapDcqcnParamsMap     = "dcqcn_params_map"
-	lawCheckMapDcqcnStateMap      = "dcqcn_state_map"
-	lawCheckMapDctcpParamsMap     = "dctcp_params_map"
-	lawCheckMapDctcpStateMap      = "dctcp_state_map"
-	lawCheckMapHpccParamsMap      = "hpcc_params_map"
-	lawCheckMapHpccStateMap       = "hpcc_state_map"
-	lawCheckMapPowertcpParamsMap  = "powertcp_params_map"
-	lawCheckMapPowertcpStateMap   = "powertcp_state_map"
-	lawCheckMapQcnParamsMap       = "qcn_params_map"
-	lawCheckMapQcnStateMap        = "qcn_state_map"
-	lawCheckMapQcntParamsMap      = "qcnt_params_map"
-	lawCheckMapQcntStateMap       = "qcnt_state_map"
-	lawCheckMapSwiftParamsMap     = "swift_params_map"
-	lawCheckMapSwiftStateMap      = "swift_state_map"
-	lawCheckMapThetaParamsMap     = "theta_params_map"
-	lawCheckMapThetaStateMap      = "theta_state_map"
-	lawCheckMapTimelyParamsMap    = "timely_params_map"
-	lawCheckMapTimelyStateMap     = "timely_state_map"
-	lawCheckProgDcqcnStep         = "dcqcn_step"
-	lawCheckProgDctcpStep         = "dctcp_step"
-	lawCheckProgHpccStep          = "hpcc_step"
-	lawCheckProgPowertcpStep      = "powertcp_step"
-	lawCheckProgQcnStep           = "qcn_step"
-	lawCheckProgQcntStep          = "qcnt_step"
-	lawCheckProgSwiftStep         = "swift_step"
-	lawCheckProgThetaPowertcpStep = "theta_powertcp_step"
-	lawCheckProgTimelyStep        = "timely_step"
+	lawCheckMapCheckInMap             = "check_in_map"
+	lawCheckMapCheckOutMap            = "check_out_map"
+	lawCheckMapDcqcnParamsMap         = "dcqcn_params_map"
+	lawCheckMapDcqcnStateMap          = "dcqcn_state_map"
+	lawCheckMapDctcpParamsMap         = "dctcp_params_map"
+	lawCheckMapDctcpStateMap          = "dctcp_state_map"
+	lawCheckMapHpccParamsMap          = "hpcc_params_map"
+	lawCheckMapHpccStateMap           = "hpcc_state_map"
+	lawCheckMapPowertcpParamsMap      = "powertcp_params_map"
+	lawCheckMapPowertcpStateMap       = "powertcp_state_map"
+	lawCheckMapQcnParamsMap           = "qcn_params_map"
+	lawCheckMapQcnStateMap            = "qcn_state_map"
+	lawCheckMapQcnT_paramsMap         = "qcn_t_params_map"
+	lawCheckMapQcnT_stateMap          = "qcn_t_state_map"
+	lawCheckMapSwiftParamsMap         = "swift_params_map"
+	lawCheckMapSwiftStateMap          = "swift_state_map"
+	lawCheckMapThetaPowertcpParamsMap = "theta_powertcp_params_map"
+	lawCheckMapThetaPowertcpStateMap  = "theta_powertcp_state_map"
+	lawCheckMapTimelyParamsMap        = "timely_params_map"
+	lawCheckMapTimelyStateMap         = "timely_state_map"
+	lawCheckProgDcqcnStep             = "dcqcn_step"
+	lawCheckProgDctcpStep             = "dctcp_step"
+	lawCheckProgHpccStep              = "hpcc_step"
+	lawCheckProgPowertcpStep          = "powertcp_step"
+	lawCheckProgQcnStep               = "qcn_step"
+	lawCheckProgQcnT_step             = "qcn_t_step"
+	lawCheckProgSwiftStep             = "swift_step"
+	lawCheckProgThetaPowertcpStep     = "theta_powertcp_step"
+	lawCheckProgTimelyStep            = "timely_step"
 )
 
 // loadLawCheck returns the embedded CollectionSpec for lawCheck.
@@ -462,7 +462,7 @@ type lawCheckProgramSpecs struct {
 	HpccStep          *ebpf.ProgramSpec `ebpf:"hpcc_step"`
 	PowertcpStep      *ebpf.ProgramSpec `ebpf:"powertcp_step"`
 	QcnStep           *ebpf.ProgramSpec `ebpf:"qcn_step"`
-	QcntStep          *ebpf.ProgramSpec `ebpf:"qcnt_step"`
+	QcnT_step         *ebpf.ProgramSpec `ebpf:"qcn_t_step"`
 	SwiftStep         *ebpf.ProgramSpec `ebpf:"swift_step"`
 	ThetaPowertcpStep *ebpf.ProgramSpec `ebpf:"theta_powertcp_step"`
 	TimelyStep        *ebpf.ProgramSpec `ebpf:"timely_step"`
@@ -472,26 +472,26 @@ type lawCheckProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type lawCheckMapSpecs struct {
-	CheckInMap        *ebpf.MapSpec `ebpf:"check_in_map"`
-	CheckOutMap       *ebpf.MapSpec `ebpf:"check_out_map"`
-	DcqcnParamsMap    *ebpf.MapSpec `ebpf:"dcqcn_params_map"`
-	DcqcnStateMap     *ebpf.MapSpec `ebpf:"dcqcn_state_map"`
-	DctcpParamsMap    *ebpf.MapSpec `ebpf:"dctcp_params_map"`
-	DctcpStateMap     *ebpf.MapSpec `ebpf:"dctcp_state_map"`
-	HpccParamsMap     *ebpf.MapSpec `ebpf:"hpcc_params_map"`
-	HpccStateMap      *ebpf.MapSpec `ebpf:"hpcc_state_map"`
-	PowertcpParamsMap *ebpf.MapSpec `ebpf:"powertcp_params_map"`
-	PowertcpStateMap  *ebpf.MapSpec `ebpf:"powertcp_state_map"`
-	QcnParamsMap      *ebpf.MapSpec `ebpf:"qcn_params_map"`
-	QcnStateMap       *ebpf.MapSpec `ebpf:"qcn_state_map"`
-	QcntParamsMap     *ebpf.MapSpec `ebpf:"qcnt_params_map"`
-	QcntStateMap      *ebpf.MapSpec `ebpf:"qcnt_state_map"`
-	SwiftParamsMap    *ebpf.MapSpec `ebpf:"swift_params_map"`
-	SwiftStateMap     *ebpf.MapSpec `ebpf:"swift_state_map"`
-	ThetaParamsMap    *ebpf.MapSpec `ebpf:"theta_params_map"`
-	ThetaStateMap     *ebpf.MapSpec `ebpf:"theta_state_map"`
-	TimelyParamsMap   *ebpf.MapSpec `ebpf:"timely_params_map"`
-	TimelyStateMap    *ebpf.MapSpec `ebpf:"timely_state_map"`
+	CheckInMap             *ebpf.MapSpec `ebpf:"check_in_map"`
+	CheckOutMap            *ebpf.MapSpec `ebpf:"check_out_map"`
+	DcqcnParamsMap         *ebpf.MapSpec `ebpf:"dcqcn_params_map"`
+	DcqcnStateMap          *ebpf.MapSpec `ebpf:"dcqcn_state_map"`
+	DctcpParamsMap         *ebpf.MapSpec `ebpf:"dctcp_params_map"`
+	DctcpStateMap          *ebpf.MapSpec `ebpf:"dctcp_state_map"`
+	HpccParamsMap          *ebpf.MapSpec `ebpf:"hpcc_params_map"`
+	HpccStateMap           *ebpf.MapSpec `ebpf:"hpcc_state_map"`
+	PowertcpParamsMap      *ebpf.MapSpec `ebpf:"powertcp_params_map"`
+	PowertcpStateMap       *ebpf.MapSpec `ebpf:"powertcp_state_map"`
+	QcnParamsMap           *ebpf.MapSpec `ebpf:"qcn_params_map"`
+	QcnStateMap            *ebpf.MapSpec `ebpf:"qcn_state_map"`
+	QcnT_paramsMap         *ebpf.MapSpec `ebpf:"qcn_t_params_map"`
+	QcnT_stateMap          *ebpf.MapSpec `ebpf:"qcn_t_state_map"`
+	SwiftParamsMap         *ebpf.MapSpec `ebpf:"swift_params_map"`
+	SwiftStateMap          *ebpf.MapSpec `ebpf:"swift_state_map"`
+	ThetaPowertcpParamsMap *ebpf.MapSpec `ebpf:"theta_powertcp_params_map"`
+	ThetaPowertcpStateMap  *ebpf.MapSpec `ebpf:"theta_powertcp_state_map"`
+	TimelyParamsMap        *ebpf.MapSpec `ebpf:"timely_params_map"`
+	TimelyStateMap         *ebpf.MapSpec `ebpf:"timely_state_map"`
 }
 
 // lawCheckVariableSpecs contains global variables before they are loaded into the kernel.
@@ -520,26 +520,26 @@ func (o *lawCheckObjects) Close() error {
 //
 // It can be passed to loadLawCheckObjects or ebpf.CollectionSpec.LoadAndAssign.
 type lawCheckMaps struct {
-	CheckInMap        *ebpf.Map `ebpf:"check_in_map"`
-	CheckOutMap       *ebpf.Map `ebpf:"check_out_map"`
-	DcqcnParamsMap    *ebpf.Map `ebpf:"dcqcn_params_map"`
-	DcqcnStateMap     *ebpf.Map `ebpf:"dcqcn_state_map"`
-	DctcpParamsMap    *ebpf.Map `ebpf:"dctcp_params_map"`
-	DctcpStateMap     *ebpf.Map `ebpf:"dctcp_state_map"`
-	HpccParamsMap     *ebpf.Map `ebpf:"hpcc_params_map"`
-	HpccStateMap      *ebpf.Map `ebpf:"hpcc_state_map"`
-	PowertcpParamsMap *ebpf.Map `ebpf:"powertcp_params_map"`
-	PowertcpStateMap  *ebpf.Map `ebpf:"powertcp_state_map"`
-	QcnParamsMap      *ebpf.Map `ebpf:"qcn_params_map"`
-	QcnStateMap       *ebpf.Map `ebpf:"qcn_state_map"`
-	QcntParamsMap     *ebpf.Map `ebpf:"qcnt_params_map"`
-	QcntStateMap      *ebpf.Map `ebpf:"qcnt_state_map"`
-	SwiftParamsMap    *ebpf.Map `ebpf:"swift_params_map"`
-	SwiftStateMap     *ebpf.Map `ebpf:"swift_state_map"`
-	ThetaParamsMap    *ebpf.Map `ebpf:"theta_params_map"`
-	ThetaStateMap     *ebpf.Map `ebpf:"theta_state_map"`
-	TimelyParamsMap   *ebpf.Map `ebpf:"timely_params_map"`
-	TimelyStateMap    *ebpf.Map `ebpf:"timely_state_map"`
+	CheckInMap             *ebpf.Map `ebpf:"check_in_map"`
+	CheckOutMap            *ebpf.Map `ebpf:"check_out_map"`
+	DcqcnParamsMap         *ebpf.Map `ebpf:"dcqcn_params_map"`
+	DcqcnStateMap          *ebpf.Map `ebpf:"dcqcn_state_map"`
+	DctcpParamsMap         *ebpf.Map `ebpf:"dctcp_params_map"`
+	DctcpStateMap          *ebpf.Map `ebpf:"dctcp_state_map"`
+	HpccParamsMap          *ebpf.Map `ebpf:"hpcc_params_map"`
+	HpccStateMap           *ebpf.Map `ebpf:"hpcc_state_map"`
+	PowertcpParamsMap      *ebpf.Map `ebpf:"powertcp_params_map"`
+	PowertcpStateMap       *ebpf.Map `ebpf:"powertcp_state_map"`
+	QcnParamsMap           *ebpf.Map `ebpf:"qcn_params_map"`
+	QcnStateMap            *ebpf.Map `ebpf:"qcn_state_map"`
+	QcnT_paramsMap         *ebpf.Map `ebpf:"qcn_t_params_map"`
+	QcnT_stateMap          *ebpf.Map `ebpf:"qcn_t_state_map"`
+	SwiftParamsMap         *ebpf.Map `ebpf:"swift_params_map"`
+	SwiftStateMap          *ebpf.Map `ebpf:"swift_state_map"`
+	ThetaPowertcpParamsMap *ebpf.Map `ebpf:"theta_powertcp_params_map"`
+	ThetaPowertcpStateMap  *ebpf.Map `ebpf:"theta_powertcp_state_map"`
+	TimelyParamsMap        *ebpf.Map `ebpf:"timely_params_map"`
+	TimelyStateMap         *ebpf.Map `ebpf:"timely_state_map"`
 }
 
 func (m *lawCheckMaps) Close() error {
@@ -556,12 +556,12 @@ func (m *lawCheckMaps) Close() error {
 		m.PowertcpStateMap,
 		m.QcnParamsMap,
 		m.QcnStateMap,
-		m.QcntParamsMap,
-		m.QcntStateMap,
+		m.QcnT_paramsMap,
+		m.QcnT_stateMap,
 		m.SwiftParamsMap,
 		m.SwiftStateMap,
-		m.ThetaParamsMap,
-		m.ThetaStateMap,
+		m.ThetaPowertcpParamsMap,
+		m.ThetaPowertcpStateMap,
 		m.TimelyParamsMap,
 		m.TimelyStateMap,
 	)
@@ -582,7 +582,7 @@ type lawCheckPrograms struct {
 	HpccStep          *ebpf.Program `ebpf:"hpcc_step"`
 	PowertcpStep      *ebpf.Program `ebpf:"powertcp_step"`
 	QcnStep           *ebpf.Program `ebpf:"qcn_step"`
-	QcntStep          *ebpf.Program `ebpf:"qcnt_step"`
+	QcnT_step         *ebpf.Program `ebpf:"qcn_t_step"`
 	SwiftStep         *ebpf.Program `ebpf:"swift_step"`
 	ThetaPowertcpStep *ebpf.Program `ebpf:"theta_powertcp_step"`
 	TimelyStep        *ebpf.Program `ebpf:"timely_step"`
@@ -595,7 +595,7 @@ func (p *lawCheckPrograms) Close() error {
 		p.HpccStep,
 		p.PowertcpStep,
 		p.QcnStep,
-		p.QcntStep,
+		p.QcnT_step,
 		p.SwiftStep,
 		p.ThetaPowertcpStep,
 		p.TimelyStep,

@@ -40,25 +40,6 @@ struct check_in {
 
 ONE_ENTRY(check_in_map, struct check_in);
 ONE_ENTRY(check_out_map, struct law_out);
-ONE_ENTRY(powertcp_params_map, struct powertcp_params);
-ONE_ENTRY(powertcp_state_map, struct powertcp_state);
-ONE_ENTRY(theta_params_map, struct theta_powertcp_params);
-ONE_ENTRY(theta_state_map, struct theta_powertcp_state);
-ONE_ENTRY(hpcc_params_map, struct hpcc_params);
-ONE_ENTRY(hpcc_state_map, struct hpcc_state);
-ONE_ENTRY(swift_params_map, struct swift_params);
-ONE_ENTRY(swift_state_map, struct swift_state);
-ONE_ENTRY(dctcp_params_map, struct dctcp_params);
-ONE_ENTRY(dctcp_state_map, struct dctcp_state);
-ONE_ENTRY(timely_params_map, struct timely_params);
-ONE_ENTRY(timely_state_map, struct timely_state);
-ONE_ENTRY(dcqcn_params_map, struct dcqcn_params);
-ONE_ENTRY(dcqcn_state_map, struct dcqcn_state);
-ONE_ENTRY(qcn_params_map, struct qcn_params);
-ONE_ENTRY(qcn_state_map, struct qcn_state);
-ONE_ENTRY(qcnt_params_map, struct qcn_t_params);
-ONE_ENTRY(qcnt_state_map, struct qcn_t_state);
-
 #define LAW_STEP(prog, law, pmap, smap)					\
 SEC("syscall")								\
 int prog(void *ctx)							\
@@ -90,14 +71,13 @@ int prog(void *ctx)							\
 	return 0;							\
 }
 
-LAW_STEP(powertcp_step, powertcp, powertcp_params_map, powertcp_state_map)
-LAW_STEP(theta_powertcp_step, theta_powertcp, theta_params_map, theta_state_map)
-LAW_STEP(hpcc_step, hpcc, hpcc_params_map, hpcc_state_map)
-LAW_STEP(swift_step, swift, swift_params_map, swift_state_map)
-LAW_STEP(dctcp_step, dctcp, dctcp_params_map, dctcp_state_map)
-LAW_STEP(timely_step, timely, timely_params_map, timely_state_map)
-LAW_STEP(dcqcn_step, dcqcn, dcqcn_params_map, dcqcn_state_map)
-LAW_STEP(qcn_step, qcn, qcn_params_map, qcn_state_map)
-LAW_STEP(qcnt_step, qcn_t, qcnt_params_map, qcnt_state_map)
+/* Per law of the table: its parameter and state maps and its step program,
+ * <name>_params_map, <name>_state_map and <name>_step (bpfcheck.go finds
+ * them by these names). */
+#define LAW_X_CHECK(id, name, NAME, signal, traits)			\
+	ONE_ENTRY(name##_params_map, struct name##_params);		\
+	ONE_ENTRY(name##_state_map, struct name##_state);		\
+	LAW_STEP(name##_step, name, name##_params_map, name##_state_map)
+LAW_TABLE(LAW_X_CHECK)
 
 char LICENSE[] SEC("license") = "GPL";
