@@ -84,7 +84,7 @@ func (s Setting) AppliesTo(l Law) bool {
 }
 
 // String is the setting as the laws' loaders take it (`cclab cc load`'s
-// "param=value" or "law.param=value"): the wire to internal/cc.
+// "param=value" or "law.param=value"): the wire to kmod/lawload.
 func (s Setting) String() string {
 	if s.Law == 0 {
 		return s.Param + "=" + strconv.FormatUint(s.Value, 10)

@@ -23,7 +23,7 @@ func (e *Experiment) validateLaws(p *problems) {
 	e.LawSet = section.s
 	byName := e.lawsByName()
 	// The run registers the laws it runs by name with the whole section
-	// (internal/cc refuses a setting none of them takes).
+	// (kmod/lawload refuses a setting none of them takes).
 	for i, s := range section.s {
 		if !slices.ContainsFunc(byName, s.AppliesTo) {
 			o.add(blame{section.lines[i], s.Param}, "laws: %s: the file runs no law that has it under the law's own name (it runs %s); a variant's own settings go in its set:", s, lawNames(byName))
