@@ -213,7 +213,7 @@ func Derive(r *Result, plan *topology.Plan, laws []string, pinned law.Settings) 
 	for _, lawName := range laws {
 		id, err := law.ParseLaw(lawName)
 		if err != nil {
-			return nil, fmt.Errorf("derive: %w", err)
+			continue // a congestion control of the kernel's: nothing to derive
 		}
 		for _, name := range lawParamNames(lawName) {
 			v, ok := perLaw[lawName][name] // the same name in another law's units
