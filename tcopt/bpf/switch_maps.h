@@ -29,7 +29,7 @@ struct port_key {
  * Written by the loader, before any traffic and whenever the marking
  * profile changes (a whole entry at a time); read-only to the programs.
  *
- * ECN marking at dequeue, with q the bytes queued behind the packet:
+ * ECN marking at dequeue (ecn_mark.h), with q the bytes queued behind the packet:
  *  - step (DCTCP), ecn_kmax == 0: CE when q > ecn_k; ecn_k == 0: off.
  *  - RED (DCQCN), ecn_kmax != 0: q <= ecn_k (Kmin): no mark;
  *    Kmin < q <= Kmax: CE with probability
@@ -41,7 +41,8 @@ struct port_cfg {
 	__u32 ecn_pmax_ppm;	/* RED: probability at Kmax, ppm (<= 10^6) */
 	__u64 ecn_kmax;		/* RED: Kmax (> Kmin); 0 = step marking */
 	/*
-	 * QCN congestion point (802.1Qau, tcopt/README.md "QCN feedback"):
+	 * QCN congestion point (802.1Qau, tcopt/README.md "QCN feedback";
+	 * qcn_cp.h):
 	 * about every qcn_sample bytes entering the port (randomised by
 	 * +-15 %), with Q the bytes queued then and Qold at the last sample,
 	 * fb = -((Q - Qeq) + 2 (Q - Qold)); when negative, |fb| capped at
@@ -52,8 +53,6 @@ struct port_cfg {
 	__u32 qcn_qeq;		/* Qeq, bytes; 0 = no congestion point */
 	__u32 qcn_sample;	/* bytes between samples (150 KB) */
 };
-
-#define ECN_PPM		1000000U
 
 /*
  * One port's state, in the qdisc's units (qdisc_pkt_len: skb->len plus the
