@@ -39,10 +39,12 @@
  * header's TOS and checksum.
  *
  * The behaviours are units, each a pure core in its own header in
- * tcopt/swunit with user-space tests there: int_stamp.h (the record, the transmit
- * clock, the option slot), ecn_mark.h (step and RED marking), qcn_cp.h
- * (the congestion point's sampling and feedback). This file parses, keeps
- * the counters and maps, calls the units and writes what they decide.
+ * tcopt/swunit with user-space tests there: int_stamp.h (the record, the
+ * transmit clock, the option slot), ecn_mark.h (step and RED marking),
+ * qcn_cp.h (the congestion point's sampling and feedback). This file is
+ * their composition: each program reads the port (switch_kern.h) and the
+ * packet (switch_pkt.h), keeps the counters and maps (switch_maps.h),
+ * calls the units and has switch_pkt.h write what they decide.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -52,93 +54,17 @@
 
 #include "../int_option.h"
 #include "switch_maps.h"
+#include "switch_kern.h"
+#include "switch_pkt.h"
 #include "../swunit/int_stamp.h"
 #include "../swunit/ecn_mark.h"
 #include "../swunit/qcn_cp.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define ETH_HLEN	14
-#define ETH_P_IP	0x0800
-#define IP_MF		0x2000
-#define IP_OFFSET	0x1fff
-#define TCP_CSUM_OFF	16
-#define IP_CSUM_OFF	10
-
 /* Counters other CPUs update: read each exactly once. */
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, struct port_key);
-	__type(value, __u32);
-} egress_ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, struct port_key);
-	__type(value, __u32);
-} dequeue_ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct port_cfg);
-} port_cfgs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct port_state);
-} port_states SEC(".maps");
-
-/* Classic build: each port's net_device, as the tracing programs saw it,
- * for the enqueue counter to read the backlog through (0: not seen yet). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} port_devs SEC(".maps");
-
-/* Classic build: the stamper, which every port's int_switch_stamp_port
- * tail-calls. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} stamper SEC(".maps");
-
-/* QCN feedback waiting for an ACK of its flow (switch_maps.h); LRU so
- * that flows that ended make room. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, QCN_MAX_PENDING);
-	__type(key, struct qcn_flow);
-	__type(value, struct qcn_note);
-} qcn_pending SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct switch_global);
-} switch_globals SEC(".maps");
-
-/* Packets between the driver and the peer's ingress; LRU so that one that
- * never arrives (dropped on the way) ages out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SWITCH_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, struct deq_snap);
-} dequeued SEC(".maps");
 
 #ifdef SWITCH_CLASSIC
 /* A classic filter's verdict that lets the next filter run. */
@@ -150,96 +76,6 @@ volatile const __u32 port_slot;
 #else
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
 #endif
-
-/* Where the headers of a packet are; zero offsets mean "absent". */
-struct pkt {
-	__u32 ip4_off;		/* IPv4 header, or 0 */
-	__u32 tcp_off;		/* TCP header of an unfragmented IPv4 packet, or 0 */
-	__u32 tcp_hlen;
-};
-
-static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
-{
-	__u8 b[TCP_MIN_HLEN];
-	__u16 proto;
-	__u32 l4, ihl;
-
-	__builtin_memset(p, 0, sizeof(*p));
-	if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)))
-		return;
-	if (proto != bpf_htons(ETH_P_IP))
-		return;
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, b, 20))
-		return;
-	ihl = (b[0] & 0x0f) * 4;
-	if ((b[0] >> 4) != 4 || ihl < 20)
-		return;
-	p->ip4_off = ETH_HLEN;
-	l4 = ETH_HLEN + ihl;
-	/* A fragment's transport header is not where it seems. */
-	if (b[9] != IPPROTO_TCP ||
-	    (((__u16)b[6] << 8 | b[7]) & (IP_MF | IP_OFFSET)))
-		return;
-	if (bpf_skb_load_bytes(skb, l4, b, TCP_MIN_HLEN))
-		return;
-	if ((b[12] >> 4) < 5)
-		return;
-	p->tcp_off = l4;
-	p->tcp_hlen = (b[12] >> 4) * 4;
-}
-
-/*
- * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
- * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
- * the skb.
- */
-static __always_inline __u32 qdisc_len(struct sk_buff *skb)
-{
-	__u32 len = 0;
-
-	bpf_probe_read_kernel(&len, sizeof(len),
-			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
-	return len;
-}
-
-/*
- * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
- * its replicated headers (qdisc_pkt_len). The segments of one the stack
- * cut after the qdisc carry a copy of its cb: each counts its own length,
- * and together they make the whole skb's qdisc_pkt_len.
- */
-static __always_inline __u32 xmit_len(struct sk_buff *skb)
-{
-	struct skb_shared_info *sh;
-
-	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	if (BPF_CORE_READ(sh, gso_size))
-		return qdisc_len(skb);
-	return BPF_CORE_READ(skb, len);
-}
-
-/* The slot of the port a device is, keyed by the device's namespace
- * cookie (which the loader reads with SO_NETNS_COOKIE) and ifindex. */
-static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
-{
-	struct port_key key = {};
-
-	if (!dev)
-		return NULL;
-	key.ifindex = BPF_CORE_READ(dev, ifindex);
-	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
-	return bpf_map_lookup_elem(map, &key);
-}
-
-/*
- * Bytes queued in the device's root qdisc (an HTB root keeps one shared
- * qstats; qdiscs with per-CPU stats are not supported). Read without the
- * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
- */
-static __always_inline __u64 qdisc_backlog(struct net_device *dev)
-{
-	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
-}
 
 /* Count a packet of len bytes entering a port's qdisc. */
 static __always_inline void count_enqueue(struct port_state *st, __u32 len)
@@ -259,21 +95,6 @@ static __always_inline void note_dev(__u32 idx, struct net_device *dev)
 #endif
 }
 
-
-/*
- * The key of a packet's snapshot, as the tracing programs see the packet.
- * tcx: the skb's address. Classic: the address of the frame's first byte,
- * skb->data when the driver takes it, which is where the peer's tc ingress
- * sees the frame start (the same skb, its buffer untouched by the veth).
- */
-static __always_inline __u64 snap_key(struct sk_buff *skb)
-{
-#ifdef SWITCH_CLASSIC
-	return (__u64)BPF_CORE_READ(skb, data);
-#else
-	return (__u64)skb;
-#endif
-}
 
 /*
  * When the port's link finishes sending len bytes dequeued at now, at the
@@ -341,27 +162,6 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	return 0;
 }
 
-/* Mark CE on an ECN-capable IPv4 packet, fixing the header checksum. */
-static __always_inline void mark_ce(struct __sk_buff *skb, struct pkt *p,
-				    struct port_state *st)
-{
-	__u8 hdr[2];
-	__u16 from, to;
-
-	if (bpf_skb_load_bytes(skb, p->ip4_off, hdr, 2))
-		return;
-	if (!ecn_markable(hdr[1]))
-		return;
-	__builtin_memcpy(&from, hdr, 2);
-	hdr[1] |= ECN_CE;
-	__builtin_memcpy(&to, hdr, 2);
-	if (bpf_l3_csum_replace(skb, p->ip4_off + IP_CSUM_OFF, from, to, 2))
-		return;
-	if (bpf_skb_store_bytes(skb, p->ip4_off + 1, &hdr[1], 1, 0))
-		return;
-	__sync_fetch_and_add(&st->ce_marked, 1);
-}
-
 /*
  * Whether a packet leaving port cfg with qlen bytes queued behind it is to
  * be CE-marked (ecn_mark.h). The loader may rewrite the entry while we
@@ -377,52 +177,6 @@ static __always_inline bool ecn_should_mark(struct port_cfg *cfg, __u64 qlen)
 	if (p32 >= ECN_P32_ONE)
 		return true;
 	return p32 && ecn_mark_draw(p32, bpf_get_prandom_u32());
-}
-
-/*
- * Write a 7-byte record into the packet's INT option, if it carries a
- * valid forward option (an echo, if echo) with a free slot; when it is
- * full, set the overflow flag if flag_full (int_stamp_write decides). The
- * TCP checksum is patched word by word for what changed.
- */
-static __always_inline enum int_stamp_result write_record(struct __sk_buff *skb,
-							  struct pkt *p,
-							  const __u8 *rec,
-							  bool flag_full,
-							  bool echo)
-{
-	__u8 opts[TCP_MAX_OPTS] = {};
-	__u8 next[TCP_MAX_OPTS];
-	__u32 optlen = p->tcp_hlen - TCP_MIN_HLEN;
-	__u32 base, i, w_old, w_new;
-	enum int_stamp_result res;
-	__s64 diff = 0;
-
-	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
-		return INT_STAMP_NONE;
-	base = p->tcp_off + TCP_MIN_HLEN;
-	if (bpf_skb_load_bytes(skb, base, opts, optlen))
-		return INT_STAMP_NONE;
-	res = int_stamp_write(opts, next, optlen, rec, flag_full, echo);
-	if (res == INT_STAMP_NONE || (res == INT_STAMP_FULL && !flag_full))
-		return res;
-
-	/* TCP checksum words are 16-bit from the TCP header, so 4-aligned here. */
-	for (i = 0; i < TCP_MAX_OPTS / 4; i++) {
-		if (i * 4 >= optlen)
-			break;
-		__builtin_memcpy(&w_old, &opts[i * 4], 4);
-		__builtin_memcpy(&w_new, &next[i * 4], 4);
-		if (w_old == w_new)
-			continue;
-		diff = bpf_csum_diff(&w_old, 4, &w_new, 4, (__wsum)diff);
-		if (diff < 0)
-			return INT_STAMP_NONE;
-		if (bpf_skb_store_bytes(skb, base + i * 4, &w_new, 4, 0))
-			return INT_STAMP_NONE;
-	}
-	bpf_l4_csum_replace(skb, p->tcp_off + TCP_CSUM_OFF, 0, (__u32)diff, 0);
-	return res;
 }
 
 /* Stamp this port's INT record (a full option gets its overflow flag). */
@@ -443,37 +197,6 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 	default:
 		break;
 	}
-}
-
-/* A TCP packet's flow as on the wire (addresses and ports, network order). */
-static __always_inline int flow_of(struct __sk_buff *skb, struct pkt *p,
-				   struct qcn_flow *f)
-{
-	__u32 addrs[2];
-	__u16 ports[2];
-
-	__builtin_memset(f, 0, sizeof(*f));
-	if (!p->tcp_off ||
-	    bpf_skb_load_bytes(skb, p->ip4_off + 12, addrs, sizeof(addrs)) ||
-	    bpf_skb_load_bytes(skb, p->tcp_off, ports, sizeof(ports)))
-		return -1;
-	f->saddr = addrs[0];
-	f->daddr = addrs[1];
-	f->sport = ports[0];
-	f->dport = ports[1];
-	return 0;
-}
-
-/* Whether a TCP packet carries payload (IPv4 total length past the headers). */
-static __always_inline bool tcp_payload(struct __sk_buff *skb, struct pkt *p)
-{
-	__u16 tot;
-
-	if (bpf_skb_load_bytes(skb, p->ip4_off + 2, &tot, sizeof(tot)))
-		return false;
-	/* GSO skbs count the first segment's length or 0: either is data. */
-	return bpf_ntohs(tot) == 0 ||
-	       bpf_ntohs(tot) > p->tcp_off - p->ip4_off + p->tcp_hlen;
 }
 
 /*
@@ -682,8 +405,8 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		__sync_fetch_and_add(&st->late, 1);
 	}
 
-	if (p.ip4_off && ecn_should_mark(cfg, qlen))
-		mark_ce(skb, &p, st);
+	if (p.ip4_off && ecn_should_mark(cfg, qlen) && mark_ce(skb, &p))
+		__sync_fetch_and_add(&st->ce_marked, 1);
 	if (p.tcp_off)
 		stamp(skb, &p, st, cfg->rate_mbps, qlen, tx, ts);
 }
@@ -721,25 +444,6 @@ int int_switch_stamp(struct __sk_buff *skb)
 	return TCX_NEXT;
 }
 #endif
-
-/* Drop reasons of a qdisc refusing a packet. */
-static __always_inline bool qdisc_drop_reason(enum skb_drop_reason r)
-{
-	if (r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_DROP))
-		return true;
-	if (bpf_core_enum_value_exists(enum skb_drop_reason,
-				       SKB_DROP_REASON_QDISC_OVERLIMIT) &&
-	    r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_OVERLIMIT))
-		return true;
-	if (bpf_core_enum_value_exists(enum skb_drop_reason,
-				       SKB_DROP_REASON_QDISC_CONGESTED) &&
-	    r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_CONGESTED))
-		return true;
-	return false;
-}
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Maps shared by the INT switch's programs (switch.bpf.c) and its Go
- * loader (tcopt/intswitch), which reads the generated twins of these structs.
+ * loader (tcopt/intswitch), which reads the generated twins of these
+ * structs; the map definitions themselves at the end.
  *
  * A switch egress port is identified by the network namespace cookie and
  * ifindex of the veth end it transmits on. Its queue is the root qdisc's
@@ -137,5 +138,79 @@ struct deq_snap {
 };
 
 #define SWITCH_MAX_INFLIGHT	65536
+
+/* The maps themselves (BPF only: the Go loader has bpf2go's twins). */
+#ifdef __bpf__
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} egress_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} dequeue_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfgs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_states SEC(".maps");
+
+/* Classic build: each port's net_device, as the tracing programs saw it,
+ * for the enqueue counter to read the backlog through (0: not seen yet). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} port_devs SEC(".maps");
+
+/* Classic build: the stamper, which every port's int_switch_stamp_port
+ * tail-calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stamper SEC(".maps");
+
+/* QCN feedback waiting for an ACK of its flow (struct qcn_note); LRU so
+ * that flows that ended make room. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, QCN_MAX_PENDING);
+	__type(key, struct qcn_flow);
+	__type(value, struct qcn_note);
+} qcn_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct switch_global);
+} switch_globals SEC(".maps");
+
+/* Packets between the driver and the peer's ingress; LRU so that one that
+ * never arrives (dropped on the way) ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SWITCH_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct deq_snap);
+} dequeued SEC(".maps");
+#endif /* __bpf__ */
 
 #endif /* CCLAB_SWITCH_MAPS_H */
