@@ -234,24 +234,12 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 		return;
 	c = (struct cclab_cc_sk *)p->is->priv;
 	t0 = ktime_get_ns();
-	ack = (struct law_ack){
-		.now_ns = t0,
-		.acked_bytes = (u32)min_t(u64, tp->bytes_acked - c->bytes_acked, U32_MAX),
-		.cwnd_segs = tcp_snd_cwnd(tp),
-		.mss = tp->mss_cache,
-		.snd_nxt = tp->snd_nxt,
-		.snd_una = tp->snd_una,
-		.rtt_us = rs->rtt_us > 0 ? (u32)min_t(long, rs->rtt_us, U32_MAX) : 0,
-	};
+	ack = (struct law_ack){};
+	glue_ack_input(&ack, t0, tp->bytes_acked - c->bytes_acked, tp->snd_una,
+		       tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache, rs->rtt_us,
+		       tcp_is_cwnd_limited(sk), &c->ece);
 	if (cclab_int_read(p->is, &echo))
 		ack.echo = &echo;
-	if (c->ece) {
-		ack.ece_bytes = ack.acked_bytes;
-		ack.flags |= LAW_ACK_ECE;
-		c->ece = 0;
-	}
-	if (!tcp_is_cwnd_limited(sk))
-		ack.flags |= LAW_ACK_NOT_CWND_LIMITED;
 	c->bytes_acked = tp->bytes_acked;
 	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
 	cclab_cc_apply(sk, c, &out, rs->acked_sacked);
@@ -311,38 +299,36 @@ static void cclab_cc_in_ack_event(struct sock *sk, u32 flags)
 		((struct cclab_cc_sk *)p->is->priv)->ece = 1;
 }
 
-/*
- * Receiver: every ACK echoes the CE state of the segments it covers
- * (RFC 8257 3.2), as the eBPF build's glue (kmod/bpf/cc_law.h) does: when
- * the state changes while a delayed ACK is pending, the earlier segments
- * are acknowledged at once with the old state, and the segment that
- * changed it at once too.
- */
+/* TCP_ECN_DEMAND_CWR is what makes tcp_ecn_send() set ECE. */
+static void cclab_cc_echo_ce(struct tcp_sock *tp, u8 ce)
+{
+	if (ce)
+		tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
+	else
+		tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+}
+
+/* Receiver: the exact CE echo of kmod/law/glue.h (glue_ce_event). */
 static void cclab_cc_ce_event(struct sock *sk, u8 ce)
 {
 	struct cclab_cc_priv *p = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
+	struct glue_ce_step step;
 	struct cclab_cc_sk *c;
 
 	if (!p->is)
 		return;
 	c = (struct cclab_cc_sk *)p->is->priv;
-	if (c->ce_state != ce) {
-		if (inet_csk(sk)->icsk_ack.pending & ICSK_ACK_TIMER) {
-			if (c->ce_state)
-				tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
-			else
-				tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
-			cclab_send_ack(sk, c->prior_rcv_nxt);
-		}
-		inet_csk(sk)->icsk_ack.pending |= ICSK_ACK_NOW;
-		c->ce_state = ce;
+	glue_ce_event(&c->ce_state, &c->prior_rcv_nxt, ce,
+		      inet_csk(sk)->icsk_ack.pending & ICSK_ACK_TIMER,
+		      tp->rcv_nxt, &step);
+	if (step.flush) {
+		cclab_cc_echo_ce(tp, step.flush_ce);
+		cclab_send_ack(sk, step.flush_rcv_nxt);
 	}
-	c->prior_rcv_nxt = tp->rcv_nxt;
-	if (ce)
-		tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
-	else
-		tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+	if (step.ack_now)
+		inet_csk(sk)->icsk_ack.pending |= ICSK_ACK_NOW;
+	cclab_cc_echo_ce(tp, ce);
 }
 
 static void cclab_cc_cwnd_event(struct sock *sk, enum tcp_ca_event ev)

@@ -267,7 +267,6 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	struct law_out out = {};
 	struct law_ack a = {};
 	struct cclab_sock *cs;
-	long rtt_us;
 	CCLAB_PARAMS(p);
 
 #ifdef LAW_USES_INT
@@ -278,22 +277,10 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 	if (!cs)
 		return;
 	/* CLOCK_MONOTONIC ns, refreshed by TCP for this ACK: no helper call. */
-	a.now_ns = tp->tcp_clock_cache;
-	a.snd_una = tp->snd_una;
-	a.snd_nxt = tp->snd_nxt;
-	a.acked_bytes = a.snd_una - cs->prior_snd_una;
+	glue_ack_input(&a, tp->tcp_clock_cache, tp->snd_una - cs->prior_snd_una,
+		       tp->snd_una, tp->snd_nxt, tp->snd_cwnd, tp->mss_cache,
+		       rs->rtt_us, cclab_cwnd_limited(tp), &cs->ece);
 	cs->prior_snd_una = a.snd_una;
-	if (cs->ece) {
-		a.ece_bytes = a.acked_bytes;
-		a.flags |= LAW_ACK_ECE;
-		cs->ece = 0;
-	}
-	if (!cclab_cwnd_limited(tp))
-		a.flags |= LAW_ACK_NOT_CWND_LIMITED;
-	a.cwnd_segs = tp->snd_cwnd;
-	a.mss = tp->mss_cache;
-	rtt_us = rs->rtt_us;
-	a.rtt_us = rtt_us > 0 ? rtt_us : 0;
 	LAW(_on_ack)(&cs->law, p, &a, &out);
 	cclab_apply(sk, cs, &out, rs->acked_sacked);
 	cclab_trace(sk, LAW_ID, &a, &out);
@@ -360,38 +347,26 @@ static __always_inline void cclab_echo_ce(struct tcp_sock *tp, __u32 ce)
 		tp->ecn_flags &= ~CCLAB_TCP_ECN_DEMAND_CWR;
 }
 
-/*
- * Receiver (RFC 8257 3.2): every ACK echoes the CE state of the segments
- * it acknowledges. Called per arriving data segment (an in-order one
- * after rcv_nxt has taken it in). When the state changes while a delayed
- * ACK is pending for earlier segments, those are acknowledged at once
- * with the old state (bpf_tcp_send_ack up to the rcv_nxt before this
- * segment); the segment that changed the state is acknowledged at once
- * too. Without the first ACK, the ACK of a segment pair whose state
- * changed mid-pair echoed the newer state only: half the CE marks of a
- * queue-marking switch never reached the sender (IpExtInCEPkts 7413 at
- * the receiver against TCPDeliveredCE 3797 at the sender in the two-flow
- * test). The state is asserted on every segment: a CWR from the sender
- * clears TCP_ECN_DEMAND_CWR (tcp_ecn_accept_cwr()).
- */
-static __always_inline void cclab_ce_event(struct sock *sk, __u32 ce)
+/* Receiver: the exact CE echo of kmod/law/glue.h (glue_ce_event). */
+static __always_inline void cclab_ce_event(struct sock *sk, __u8 ce)
 {
 	struct inet_connection_sock *icsk = cclab_icsk(sk);
 	struct tcp_sock *tp = cclab_tcp_sk(sk);
+	struct glue_ce_step step;
 	struct cclab_sock *cs;
 
 	cs = cclab_sock_of(sk, 0);
 	if (!cs)
 		return;
-	if (cs->ce_state != ce) {
-		if (icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER) {
-			cclab_echo_ce(tp, cs->ce_state);
-			bpf_tcp_send_ack(tp, cs->prior_rcv_nxt);
-		}
-		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
-		cs->ce_state = ce;
+	glue_ce_event(&cs->ce_state, &cs->prior_rcv_nxt, ce,
+		      icsk->icsk_ack.pending & CCLAB_ICSK_ACK_TIMER,
+		      tp->rcv_nxt, &step);
+	if (step.flush) {
+		cclab_echo_ce(tp, step.flush_ce);
+		bpf_tcp_send_ack(tp, step.flush_rcv_nxt);
 	}
-	cs->prior_rcv_nxt = tp->rcv_nxt;
+	if (step.ack_now)
+		icsk->icsk_ack.pending |= CCLAB_ICSK_ACK_NOW;
 	cclab_echo_ce(tp, ce);
 }
 

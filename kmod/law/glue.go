@@ -46,3 +46,66 @@ func Ssthresh(sndCwnd uint32) uint32 { return uint32(C.glue_ssthresh(C.__u32(snd
 func UnpacedRate(mss, sndCwnd, packetsOut, sndSsthresh, srtt8 uint32) uint64 {
 	return uint64(C.glue_unpaced_rate(C.__u32(mss), C.__u32(sndCwnd), C.__u32(packetsOut), C.__u32(sndSsthresh), C.__u32(srtt8)))
 }
+
+// SocketACK is what both builds read from the socket for one ACK, the
+// input of glue_ack_input.
+type SocketACK struct {
+	NowNs       uint64
+	AckedBytes  uint64 // newly acknowledged, as the socket counts (may exceed 32 bits)
+	SndUna      uint32
+	SndNxt      uint32
+	CwndSegs    uint32
+	MSS         uint32
+	RTTus       int64 // rs->rtt_us: negative = no sample
+	CwndLimited bool
+}
+
+// AckInput is glue_ack_input: the law's input for one ACK, and the
+// sender's ECE flag after it (ece: set by in_ack_event for this ACK).
+func AckInput(s SocketACK, ece bool) (Ack, bool) {
+	var ca C.struct_law_ack
+	e := C.__u8(0)
+	if ece {
+		e = 1
+	}
+	cl := C.int(0)
+	if s.CwndLimited {
+		cl = 1
+	}
+	C.glue_ack_input(&ca, C.__u64(s.NowNs), C.__u64(s.AckedBytes), C.__u32(s.SndUna), C.__u32(s.SndNxt),
+		C.__u32(s.CwndSegs), C.__u32(s.MSS), C.__s64(s.RTTus), cl, &e)
+	return Ack{
+		NowNs: uint64(ca.now_ns), AckedBytes: uint32(ca.acked_bytes), ECEBytes: uint32(ca.ece_bytes),
+		CwndSegs: uint32(ca.cwnd_segs), MSS: uint32(ca.mss), SndNxt: uint32(ca.snd_nxt), SndUna: uint32(ca.snd_una),
+		RTTus: uint32(ca.rtt_us), ECE: ca.flags&C.LAW_ACK_ECE != 0, NotCwndLimited: ca.flags&C.LAW_ACK_NOT_CWND_LIMITED != 0,
+	}, e != 0
+}
+
+// CEEcho is one receiving socket's state of glue_ce_event.
+type CEEcho struct {
+	state      C.__u8
+	priorRcvNx C.__u32
+}
+
+// CEStep is struct glue_ce_step: what the glue does for one segment.
+type CEStep struct {
+	Flush       bool   // first acknowledge the earlier segments...
+	FlushCE     bool   // ... echoing their state
+	FlushRcvNxt uint32 // ... up to here
+	AckNow      bool   // acknowledge this segment at once
+}
+
+// Segment is glue_ce_event: a data segment with CE bit ce arrived,
+// rcv_nxt is now rcvNxt, and a delayed ACK was pending or not.
+func (e *CEEcho) Segment(ce, delackPending bool, rcvNxt uint32) CEStep {
+	var st C.struct_glue_ce_step
+	c, pend := C.__u8(0), C.int(0)
+	if ce {
+		c = 1
+	}
+	if delackPending {
+		pend = 1
+	}
+	C.glue_ce_event(&e.state, &e.priorRcvNx, c, pend, C.__u32(rcvNxt), &st)
+	return CEStep{Flush: st.flush != 0, FlushCE: st.flush_ce != 0, FlushRcvNxt: uint32(st.flush_rcv_nxt), AckNow: st.ack_now != 0}
+}

@@ -3,8 +3,9 @@
  * The policy that wraps a law in a TCP congestion control, the same in
  * both builds (the struct_ops glue kmod/bpf/cc_law.h and the module glue
  * kmod/cclab_cc.h), written once here: the window floor, the reaction to
- * loss and timeout, and the undo of a spurious one. The law itself sees
- * ACKs only; this is what the glue does around it. Plain integers, no
+ * loss and timeout, the undo of a spurious one, the law's per-ACK input
+ * and the receiver's ECN echo. The law itself sees ACKs only; this is
+ * what the glue does around it. Plain integers, no
  * kernel types: the glue passes the socket's values in, and user space
  * tests it (kmod/law/glue_test.go). Included by law.h.
  *
@@ -195,6 +196,79 @@ LAW_INLINE __u64 glue_unpaced_rate(__u32 mss, __u32 snd_cwnd, __u32 packets_out,
 LAW_INLINE __u32 glue_undo_cwnd(__u32 snd_cwnd, __u32 prior_cwnd)
 {
 	return snd_cwnd > prior_cwnd ? snd_cwnd : prior_cwnd;
+}
+
+/*
+ * The law's input for one ACK from the socket's values (both builds'
+ * cong_control): acked_bytes newly acknowledged (saturating at 32 bits),
+ * the RTT sample (rs->rtt_us: negative = none; saturating), whether the
+ * socket was limited by its window, and ece, the flag the sender's
+ * in_ack_event set when this ACK carried ECN-Echo: consumed here, so
+ * that its bytes count once. a's echo is the caller's; a starts zeroed.
+ */
+LAW_INLINE void glue_ack_input(struct law_ack *a, __u64 now_ns,
+			       __u64 acked_bytes, __u32 snd_una, __u32 snd_nxt,
+			       __u32 cwnd_segs, __u32 mss, __s64 rtt_us,
+			       int cwnd_limited, __u8 *ece)
+{
+	a->now_ns = now_ns;
+	a->acked_bytes = acked_bytes < 0xffffffffULL ? acked_bytes : 0xffffffffU;
+	a->snd_una = snd_una;
+	a->snd_nxt = snd_nxt;
+	a->cwnd_segs = cwnd_segs;
+	a->mss = mss;
+	a->rtt_us = rtt_us <= 0 ? 0 :
+		    rtt_us < 0xffffffffLL ? (__u32)rtt_us : 0xffffffffU;
+	if (*ece) {
+		a->ece_bytes = a->acked_bytes;
+		a->flags |= LAW_ACK_ECE;
+		*ece = 0;
+	}
+	if (!cwnd_limited)
+		a->flags |= LAW_ACK_NOT_CWND_LIMITED;
+}
+
+/*
+ * The receiver's ECN echo (RFC 8257 3.2), for the laws that read marks:
+ * every ACK echoes the CE state of the segments it acknowledges. Called
+ * per arriving data segment (an in-order one after rcv_nxt has taken it
+ * in) with its CE bit. When the state changes while a delayed ACK is
+ * pending for earlier segments, those are acknowledged at once with the
+ * old state (up to the rcv_nxt before this segment); the segment that
+ * changed the state is acknowledged at once too. Without the first ACK,
+ * the ACK of a segment pair whose state changed mid-pair echoed the newer
+ * state only: half the CE marks of a queue-marking switch never reached
+ * the sender (IpExtInCEPkts 7413 at the receiver against TCPDeliveredCE
+ * 3797 at the sender in the two-flow test). Whatever the step, the glue
+ * then echoes ce on every segment (TCP_ECN_DEMAND_CWR, which makes
+ * tcp_ecn_send() set ECE): a CWR from the sender clears it
+ * (tcp_ecn_accept_cwr()).
+ *
+ * The glue keeps ce_state and prior_rcv_nxt per socket and does what
+ * step says, in its order: flush (echo flush_ce, send an ACK of
+ * flush_rcv_nxt), then ack_now (ICSK_ACK_NOW), then echo ce.
+ */
+struct glue_ce_step {
+	__u32 flush_rcv_nxt;	/* the ACK of the earlier segments acknowledges up to here */
+	__u8 flush;		/* send that ACK first */
+	__u8 flush_ce;		/* ... echoing this (the old state) */
+	__u8 ack_now;		/* acknowledge this segment at once */
+};
+
+LAW_INLINE void glue_ce_event(__u8 *ce_state, __u32 *prior_rcv_nxt, __u8 ce,
+			      int delack_pending, __u32 rcv_nxt,
+			      struct glue_ce_step *step)
+{
+	step->flush = 0;
+	step->flush_ce = *ce_state;
+	step->flush_rcv_nxt = *prior_rcv_nxt;
+	step->ack_now = 0;
+	if (*ce_state != ce) {
+		step->flush = delack_pending != 0;
+		step->ack_now = 1;
+		*ce_state = ce;
+	}
+	*prior_rcv_nxt = rcv_nxt;
 }
 
 /* What both builds trace per ACK (and at init). 40 bytes. */

@@ -101,3 +101,59 @@ func TestGlueUnpacedRate(t *testing.T) {
 		}
 	}
 }
+
+// The per-ACK input both builds hand the law: the socket's values, the
+// ECE flag consumed once (its bytes are the ACK's), saturation, no RTT.
+func TestGlueAckInput(t *testing.T) {
+	s := SocketACK{NowNs: 7e9, AckedBytes: 2896, SndUna: 1000, SndNxt: 9000, CwndSegs: 10, MSS: 1448, RTTus: 85, CwndLimited: true}
+	a, ece := AckInput(s, true)
+	want := Ack{NowNs: 7e9, AckedBytes: 2896, ECEBytes: 2896, CwndSegs: 10, MSS: 1448, SndNxt: 9000, SndUna: 1000, RTTus: 85, ECE: true}
+	if a != want || ece {
+		t.Errorf("ECE ACK: %+v (ECE left %v), want %+v and the flag consumed", a, ece, want)
+	}
+	a, _ = AckInput(s, false)
+	if a.ECE || a.ECEBytes != 0 {
+		t.Errorf("ACK without ECE: %+v, want no ECE bytes", a)
+	}
+	s.AckedBytes, s.RTTus, s.CwndLimited = 1<<33, -1, false
+	if a, _ = AckInput(s, false); a.AckedBytes != 1<<32-1 || a.RTTus != 0 || !a.NotCwndLimited {
+		t.Errorf("huge ACK, no RTT sample, not window-limited: %+v", a)
+	}
+	s.RTTus = 1 << 40
+	if a, _ = AckInput(s, false); a.RTTus != 1<<32-1 {
+		t.Errorf("RTT of 2^40 us: %d, want it saturated", a.RTTus)
+	}
+}
+
+// The receiver's exact CE echo (RFC 8257 3.2): a change of state with a
+// delayed ACK pending first acknowledges the earlier segments with the old
+// state, up to the rcv_nxt before this segment; any change acknowledges at
+// once; no change does neither.
+func TestGlueCEEcho(t *testing.T) {
+	var e CEEcho
+	if st := e.Segment(false, false, 1000); st.Flush || st.AckNow {
+		t.Errorf("first unmarked segment: %+v, want nothing", st)
+	}
+	if st := e.Segment(false, true, 2448); st.Flush || st.AckNow {
+		t.Errorf("unmarked again, delayed ACK pending: %+v, want nothing (the delayed ACK echoes the same)", st)
+	}
+	st := e.Segment(true, true, 3896)
+	if want := (CEStep{Flush: true, FlushCE: false, FlushRcvNxt: 2448, AckNow: true}); st != want {
+		t.Errorf("CE after unmarked, delayed ACK pending: %+v, want %+v", st, want)
+	}
+	if st := e.Segment(true, false, 5344); st.Flush || st.AckNow {
+		t.Errorf("CE again: %+v, want nothing", st)
+	}
+	st = e.Segment(false, false, 6792)
+	if !st.AckNow || st.Flush {
+		t.Errorf("unmarked after CE, nothing pending: %+v, want an immediate ACK only", st)
+	}
+	st = e.Segment(true, true, 8240)
+	if !st.Flush || st.FlushCE || st.FlushRcvNxt != 6792 || !st.AckNow {
+		t.Errorf("CE after unmarked at 6792, pending: %+v, want the earlier ACK up to 6792 unmarked", st)
+	}
+	st = e.Segment(false, true, 9688)
+	if !st.Flush || !st.FlushCE || st.FlushRcvNxt != 8240 {
+		t.Errorf("unmarked after CE at 8240, pending: %+v, want the earlier ACK up to 8240 with CE", st)
+	}
+}

@@ -37,6 +37,14 @@
  *
  * Nothing is ever written outside our own option and, for ECN, the IP
  * header's TOS and checksum.
+ *
+ * The behaviours are units, each a pure core in its own header in
+ * tcopt/swunit with user-space tests there: int_stamp.h (the record, the
+ * transmit clock, the option slot), ecn_mark.h (step and RED marking),
+ * qcn_cp.h (the congestion point's sampling and feedback). This file is
+ * their composition: each program reads the port (switch_kern.h) and the
+ * packet (switch_pkt.h), keeps the counters and maps (switch_maps.h),
+ * calls the units and has switch_pkt.h write what they decide.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,100 +54,17 @@
 
 #include "../int_option.h"
 #include "switch_maps.h"
+#include "switch_kern.h"
+#include "switch_pkt.h"
+#include "../swunit/int_stamp.h"
+#include "../swunit/ecn_mark.h"
+#include "../swunit/qcn_cp.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define ETH_HLEN	14
-#define ETH_P_IP	0x0800
-#define IP_MF		0x2000
-#define IP_OFFSET	0x1fff
-#define TCP_MIN_HLEN	20
-#define TCP_MAX_OPTS	40
-#define TCP_CSUM_OFF	16
-#define IP_CSUM_OFF	10
-#define TCPOPT_EOL	0
-#define TCPOPT_NOP	1
-#define ECN_MASK	0x03
-#define ECN_CE		0x03
-/* RED's fraction of the way from Kmin to Kmax, in units of 2^-20; a
- * distance past Kmin beyond 2^40 bytes is treated as past Kmax. */
-#define RED_FRAC_BITS	20
-#define RED_MAX_DELTA	(1ULL << 40)
 
 /* Counters other CPUs update: read each exactly once. */
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, struct port_key);
-	__type(value, __u32);
-} egress_ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, struct port_key);
-	__type(value, __u32);
-} dequeue_ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct port_cfg);
-} port_cfgs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct port_state);
-} port_states SEC(".maps");
-
-/* Classic build: each port's net_device, as the tracing programs saw it,
- * for the enqueue counter to read the backlog through (0: not seen yet). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SWITCH_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} port_devs SEC(".maps");
-
-/* Classic build: the stamper, which every port's int_switch_stamp_port
- * tail-calls. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} stamper SEC(".maps");
-
-/* QCN feedback waiting for an ACK of its flow (switch_maps.h); LRU so
- * that flows that ended make room. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, QCN_MAX_PENDING);
-	__type(key, struct qcn_flow);
-	__type(value, struct qcn_note);
-} qcn_pending SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct switch_global);
-} switch_globals SEC(".maps");
-
-/* Packets between the driver and the peer's ingress; LRU so that one that
- * never arrives (dropped on the way) ages out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SWITCH_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, struct deq_snap);
-} dequeued SEC(".maps");
 
 #ifdef SWITCH_CLASSIC
 /* A classic filter's verdict that lets the next filter run. */
@@ -151,96 +76,6 @@ volatile const __u32 port_slot;
 #else
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
 #endif
-
-/* Where the headers of a packet are; zero offsets mean "absent". */
-struct pkt {
-	__u32 ip4_off;		/* IPv4 header, or 0 */
-	__u32 tcp_off;		/* TCP header of an unfragmented IPv4 packet, or 0 */
-	__u32 tcp_hlen;
-};
-
-static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
-{
-	__u8 b[TCP_MIN_HLEN];
-	__u16 proto;
-	__u32 l4, ihl;
-
-	__builtin_memset(p, 0, sizeof(*p));
-	if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)))
-		return;
-	if (proto != bpf_htons(ETH_P_IP))
-		return;
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, b, 20))
-		return;
-	ihl = (b[0] & 0x0f) * 4;
-	if ((b[0] >> 4) != 4 || ihl < 20)
-		return;
-	p->ip4_off = ETH_HLEN;
-	l4 = ETH_HLEN + ihl;
-	/* A fragment's transport header is not where it seems. */
-	if (b[9] != IPPROTO_TCP ||
-	    (((__u16)b[6] << 8 | b[7]) & (IP_MF | IP_OFFSET)))
-		return;
-	if (bpf_skb_load_bytes(skb, l4, b, TCP_MIN_HLEN))
-		return;
-	if ((b[12] >> 4) < 5)
-		return;
-	p->tcp_off = l4;
-	p->tcp_hlen = (b[12] >> 4) * 4;
-}
-
-/*
- * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
- * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
- * the skb.
- */
-static __always_inline __u32 qdisc_len(struct sk_buff *skb)
-{
-	__u32 len = 0;
-
-	bpf_probe_read_kernel(&len, sizeof(len),
-			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
-	return len;
-}
-
-/*
- * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
- * its replicated headers (qdisc_pkt_len). The segments of one the stack
- * cut after the qdisc carry a copy of its cb: each counts its own length,
- * and together they make the whole skb's qdisc_pkt_len.
- */
-static __always_inline __u32 xmit_len(struct sk_buff *skb)
-{
-	struct skb_shared_info *sh;
-
-	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	if (BPF_CORE_READ(sh, gso_size))
-		return qdisc_len(skb);
-	return BPF_CORE_READ(skb, len);
-}
-
-/* The slot of the port a device is, keyed by the device's namespace
- * cookie (which the loader reads with SO_NETNS_COOKIE) and ifindex. */
-static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
-{
-	struct port_key key = {};
-
-	if (!dev)
-		return NULL;
-	key.ifindex = BPF_CORE_READ(dev, ifindex);
-	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
-	return bpf_map_lookup_elem(map, &key);
-}
-
-/*
- * Bytes queued in the device's root qdisc (an HTB root keeps one shared
- * qstats; qdiscs with per-CPU stats are not supported). Read without the
- * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
- */
-static __always_inline __u64 qdisc_backlog(struct net_device *dev)
-{
-	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
-}
 
 /* Count a packet of len bytes entering a port's qdisc. */
 static __always_inline void count_enqueue(struct port_state *st, __u32 len)
@@ -262,21 +97,6 @@ static __always_inline void note_dev(__u32 idx, struct net_device *dev)
 
 
 /*
- * The key of a packet's snapshot, as the tracing programs see the packet.
- * tcx: the skb's address. Classic: the address of the frame's first byte,
- * skb->data when the driver takes it, which is where the peer's tc ingress
- * sees the frame start (the same skb, its buffer untouched by the veth).
- */
-static __always_inline __u64 snap_key(struct sk_buff *skb)
-{
-#ifdef SWITCH_CLASSIC
-	return (__u64)BPF_CORE_READ(skb, data);
-#else
-	return (__u64)skb;
-#endif
-}
-
-/*
  * When the port's link finishes sending len bytes dequeued at now, at the
  * port's rate: after now, and after it finished what came before. Stamped
  * as the record's time, so that between any two records txBytes grows by
@@ -289,17 +109,15 @@ static __always_inline __u64 tx_clock_done(struct port_state *st,
 					   struct port_cfg *cfg, __u32 len,
 					   __u64 now)
 {
-	__u64 clock, start, done = now, ser;
+	__u64 clock, done = now, ser;
 	int i;
 
 	if (!cfg || !cfg->rate_mbps)
 		return now;
-	/* len bytes at rate_mbps, rounded up: len * 8 / (rate / 1000) ns */
-	ser = ((__u64)len * 8000 + cfg->rate_mbps - 1) / cfg->rate_mbps;
+	ser = int_stamp_ser_ns(len, cfg->rate_mbps);
 	for (i = 0; i < 4; i++) {
 		clock = READ_ONCE(st->tx_clock);
-		start = clock > now ? clock : now;
-		done = start + ser;
+		done = int_stamp_tx_done(clock, now, ser);
 		if (__sync_val_compare_and_swap(&st->tx_clock, clock, done) != clock)
 			continue;
 		if (clock > now) {
@@ -344,192 +162,36 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	return 0;
 }
 
-/* Mark CE on an ECN-capable IPv4 packet, fixing the header checksum. */
-static __always_inline void mark_ce(struct __sk_buff *skb, struct pkt *p,
-				    struct port_state *st)
-{
-	__u8 hdr[2];
-	__u16 from, to;
-
-	if (bpf_skb_load_bytes(skb, p->ip4_off, hdr, 2))
-		return;
-	if ((hdr[1] & ECN_MASK) == 0 || (hdr[1] & ECN_MASK) == ECN_CE)
-		return;
-	__builtin_memcpy(&from, hdr, 2);
-	hdr[1] |= ECN_CE;
-	__builtin_memcpy(&to, hdr, 2);
-	if (bpf_l3_csum_replace(skb, p->ip4_off + IP_CSUM_OFF, from, to, 2))
-		return;
-	if (bpf_skb_store_bytes(skb, p->ip4_off + 1, &hdr[1], 1, 0))
-		return;
-	__sync_fetch_and_add(&st->ce_marked, 1);
-}
-
 /*
  * Whether a packet leaving port cfg with qlen bytes queued behind it is to
- * be CE-marked (switch_maps.h). The loader may rewrite the entry while we
+ * be CE-marked (ecn_mark.h). The loader may rewrite the entry while we
  * read it: each field is read once, and a packet judged meanwhile may see
- * a mix of the two profiles, no worse than either.
- *
- * RED in integers: frac = 2^20 (q - Kmin) / (Kmax - Kmin) is in [0, 2^20]
- * (Kmin < q <= Kmax here, so the divisor is not 0), and
- * p32 = frac * ppm * 2^12 / 10^6 the probability in units of 2^-32
- * (frac * ppm <= 2^20 * 10^6 < 2^40: no overflow), against a uniform
- * 32-bit random number.
+ * a mix of the two profiles, no worse than either. A random number is
+ * drawn only for a probability strictly between 0 and 1.
  */
 static __always_inline bool ecn_should_mark(struct port_cfg *cfg, __u64 qlen)
 {
-	__u64 kmin = READ_ONCE(cfg->ecn_k), kmax = READ_ONCE(cfg->ecn_kmax);
-	__u64 ppm = READ_ONCE(cfg->ecn_pmax_ppm), delta, frac, p32;
+	__u64 p32 = ecn_mark_p32(READ_ONCE(cfg->ecn_k), READ_ONCE(cfg->ecn_kmax),
+				 READ_ONCE(cfg->ecn_pmax_ppm), qlen);
 
-	if (!kmax)			/* step at K (DCTCP); K 0: off */
-		return kmin && qlen > kmin;
-	if (qlen <= kmin)
-		return false;
-	if (qlen > kmax)		/* also when Kmax <= Kmin: a step */
+	if (p32 >= ECN_P32_ONE)
 		return true;
-	if (ppm > ECN_PPM)
-		ppm = ECN_PPM;
-	delta = qlen - kmin;		/* <= kmax - kmin, which is > 0 */
-	if (delta > RED_MAX_DELTA)	/* qlen is a 32-bit backlog: never */
-		return true;
-	frac = (delta << RED_FRAC_BITS) / (kmax - kmin);
-	p32 = ((frac * ppm) << (32 - RED_FRAC_BITS)) / ECN_PPM;
-	return (__u64)bpf_get_prandom_u32() < p32;
-}
-
-/*
- * Offset of our option in the option area opts[0..optlen), or -1. Stops at
- * the first malformed option: what follows it cannot be trusted.
- */
-static __always_inline int find_int_option(const __u8 *opts, __u32 optlen)
-{
-	__u32 off = 0, i, len;
-	__u8 kind;
-
-	for (i = 0; i < TCP_MAX_OPTS; i++) {
-		if (off >= optlen || off >= TCP_MAX_OPTS - 1)
-			return -1;
-		kind = opts[off];
-		if (kind == TCPOPT_EOL)
-			return -1;
-		if (kind == TCPOPT_NOP) {
-			off++;
-			continue;
-		}
-		len = opts[off + 1];
-		if (len < 2 || off + len > optlen)
-			return -1;
-		if (kind == INT_OPT_KIND && len >= 4 &&
-		    off + 3 < TCP_MAX_OPTS &&
-		    opts[off + 2] == (INT_OPT_EXID >> 8) &&
-		    opts[off + 3] == (INT_OPT_EXID & 0xff))
-			return off;
-		off += len;
-	}
-	return -1;
-}
-
-/* What write_record did. */
-enum rec_result {
-	REC_WRITTEN,
-	REC_FULL,	/* every slot used (overflow flagged if asked) */
-	REC_NONE,	/* nothing written: no forward INT option we can
-			 * write, or one flagged full upstream */
-};
-
-/*
- * Write a 7-byte record into the packet's INT option, if it carries a
- * valid forward option (an echo, if echo) with a free slot; when it is
- * full, set the overflow flag if flag_full. The TCP checksum is patched
- * word by word for what changed.
- */
-static __always_inline enum rec_result write_record(struct __sk_buff *skb,
-						    struct pkt *p,
-						    const __u8 *rec,
-						    bool flag_full, bool echo)
-{
-	__u8 opts[TCP_MAX_OPTS] = {};
-	__u8 next[TCP_MAX_OPTS];
-	__u32 optlen = p->tcp_hlen - TCP_MIN_HLEN;
-	__u32 hdr_off, rec_off, base, i, w_old, w_new;
-	enum rec_result res;
-	__s64 diff = 0;
-	__u8 hdr, hops;
-	int off, slots;
-
-	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
-		return REC_NONE;
-	base = p->tcp_off + TCP_MIN_HLEN;
-	if (bpf_skb_load_bytes(skb, base, opts, optlen))
-		return REC_NONE;
-	off = find_int_option(opts, optlen);
-	if (off < 0 || off > TCP_MAX_OPTS - INT_OPT_BASE_LEN)
-		return REC_NONE;
-	slots = int_opt_slots(opts[off + 1]);
-	if (slots < 0)
-		return REC_NONE;
-	hdr_off = off + 4;
-	hdr = opts[hdr_off];
-	hops = hdr & INT_HDR_HOPS_MASK;
-	if ((hdr >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
-	    !(hdr & INT_HDR_ECHO) != !echo || hops > slots)
-		return REC_NONE;
-
-	__builtin_memcpy(next, opts, sizeof(next));
-	if (hops == slots) {
-		if (!flag_full)
-			return REC_FULL;
-		if (hdr & INT_HDR_OVERFLOW)	/* flagged upstream: nothing to do */
-			return REC_NONE;
-		next[hdr_off] = hdr | INT_HDR_OVERFLOW;
-		res = REC_FULL;
-	} else {
-		rec_off = hdr_off + 1 + hops * INT_REC_LEN;
-		/* Inside the option, which lies inside opts: checked above. */
-		if (rec_off > TCP_MAX_OPTS - INT_REC_LEN)
-			return REC_NONE;
-		for (i = 0; i < INT_REC_LEN; i++) {
-			__u32 j = rec_off + i;
-
-			if (j < TCP_MAX_OPTS)
-				next[j] = rec[i];
-		}
-		next[hdr_off] = hdr + 1;
-		res = REC_WRITTEN;
-	}
-
-	/* TCP checksum words are 16-bit from the TCP header, so 4-aligned here. */
-	for (i = 0; i < TCP_MAX_OPTS / 4; i++) {
-		if (i * 4 >= optlen)
-			break;
-		__builtin_memcpy(&w_old, &opts[i * 4], 4);
-		__builtin_memcpy(&w_new, &next[i * 4], 4);
-		if (w_old == w_new)
-			continue;
-		diff = bpf_csum_diff(&w_old, 4, &w_new, 4, (__wsum)diff);
-		if (diff < 0)
-			return REC_NONE;
-		if (bpf_skb_store_bytes(skb, base + i * 4, &w_new, 4, 0))
-			return REC_NONE;
-	}
-	bpf_l4_csum_replace(skb, p->tcp_off + TCP_CSUM_OFF, 0, (__u32)diff, 0);
-	return res;
+	return p32 && ecn_mark_draw(p32, bpf_get_prandom_u32());
 }
 
 /* Stamp this port's INT record (a full option gets its overflow flag). */
 static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
-				  struct port_state *st, __u8 rate_code,
+				  struct port_state *st, __u32 rate_mbps,
 				  __u64 qlen, __u64 tx_bytes, __u64 ts)
 {
 	__u8 rec[INT_REC_LEN];
 
-	int_rec_encode(rec, rate_code, qlen, tx_bytes, ts);
+	int_stamp_record(rec, rate_mbps, qlen, tx_bytes, ts);
 	switch (write_record(skb, p, rec, true, false)) {
-	case REC_WRITTEN:
+	case INT_STAMP_WRITTEN:
 		__sync_fetch_and_add(&st->stamped, 1);
 		break;
-	case REC_FULL:
+	case INT_STAMP_FULL:
 		__sync_fetch_and_add(&st->overflowed, 1);
 		break;
 	default:
@@ -537,50 +199,12 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 	}
 }
 
-/* QCN's feedback weight w and Fb_max = (2w + 1) Qeq (switch_maps.h). */
-#define QCN_W		2
-/* Samples are qcn_sample * (85..115) / 100 bytes apart. */
-#define QCN_JITTER_PCT	15
-
-/* A TCP packet's flow as on the wire (addresses and ports, network order). */
-static __always_inline int flow_of(struct __sk_buff *skb, struct pkt *p,
-				   struct qcn_flow *f)
-{
-	__u32 addrs[2];
-	__u16 ports[2];
-
-	__builtin_memset(f, 0, sizeof(*f));
-	if (!p->tcp_off ||
-	    bpf_skb_load_bytes(skb, p->ip4_off + 12, addrs, sizeof(addrs)) ||
-	    bpf_skb_load_bytes(skb, p->tcp_off, ports, sizeof(ports)))
-		return -1;
-	f->saddr = addrs[0];
-	f->daddr = addrs[1];
-	f->sport = ports[0];
-	f->dport = ports[1];
-	return 0;
-}
-
-/* Whether a TCP packet carries payload (IPv4 total length past the headers). */
-static __always_inline bool tcp_payload(struct __sk_buff *skb, struct pkt *p)
-{
-	__u16 tot;
-
-	if (bpf_skb_load_bytes(skb, p->ip4_off + 2, &tot, sizeof(tot)))
-		return false;
-	/* GSO skbs count the first segment's length or 0: either is data. */
-	return bpf_ntohs(tot) == 0 ||
-	       bpf_ntohs(tot) > p->tcp_off - p->ip4_off + p->tcp_hlen;
-}
-
 /*
  * The QCN congestion point of port idx, for a packet of len bytes
- * arriving with q bytes queued ahead of it (switch_maps.h). Exactly one
+ * arriving with q bytes queued ahead of it (qcn_cp.h). Exactly one
  * packet crosses each sampling point, whichever CPU enqueues it: each
- * takes its bytes from the credit atomically, and the one that takes it
- * below 0 samples and adds the next interval (the overshoot carries over,
- * so samples stay one per interval on average; a packet longer than an
- * interval is sampled once and the credit restarts after it).
+ * takes its bytes from the credit atomically, and the one that crosses
+ * samples and adds the refill.
  *
  * Negative feedback goes to the sampled packet's source at once, as
  * 802.1Qau's notification does, not through the queue with the packet:
@@ -593,8 +217,9 @@ static __always_inline void qcn_arrival(struct __sk_buff *skb,
 					__u64 q, __u32 len)
 {
 	__u64 qeq = READ_ONCE(cfg->qcn_qeq), every = READ_ONCE(cfg->qcn_sample);
-	__u64 qold, fbmax, mag, seq;
-	__s64 before, after, next, fb;
+	__s64 before, after, next;
+	__u64 qold, seq;
+	__u8 fb;
 	struct qcn_note note = {};
 	struct qcn_flow f;
 	struct pkt p;
@@ -602,24 +227,15 @@ static __always_inline void qcn_arrival(struct __sk_buff *skb,
 	if (!qeq || !every)
 		return;
 	before = __sync_fetch_and_add(&st->qcn_credit, -(__s64)len);
-	after = before - (__s64)len;
-	if (before < 0 || after >= 0)
+	if (!qcn_cp_crossed(before, len))
 		return;
-	next = every * (100 - QCN_JITTER_PCT +
-			bpf_get_prandom_u32() % (2 * QCN_JITTER_PCT + 1)) / 100;
-	__sync_fetch_and_add(&st->qcn_credit, after + next < 0 ? next - after : next);
+	after = before - (__s64)len;
+	next = qcn_cp_interval(every, bpf_get_prandom_u32());
+	__sync_fetch_and_add(&st->qcn_credit, qcn_cp_refill(after, next));
 	seq = __sync_fetch_and_add(&st->qcn_sampled, 1) + 1;
 	qold = __sync_lock_test_and_set(&st->qcn_qold, q);
-	/* fb = -(Qoff + w Qdelta), |terms| < 2^34 */
-	fb = -(((__s64)q - (__s64)qeq) + QCN_W * ((__s64)q - (__s64)qold));
-	if (fb >= 0)
-		return;
-	fbmax = (2 * QCN_W + 1) * qeq;
-	mag = (__u64)(-fb);
-	if (mag > fbmax)
-		mag = fbmax;
-	mag = mag * INT_QCN_FB_MAX / fbmax;	/* fbmax >= 5 */
-	if (!mag)
+	fb = qcn_cp_feedback(q, qold, qeq);
+	if (!fb)
 		return;
 	parse(skb, &p);
 	if (flow_of(skb, &p, &f) || !tcp_payload(skb, &p)) {
@@ -627,7 +243,7 @@ static __always_inline void qcn_arrival(struct __sk_buff *skb,
 		__sync_fetch_and_add(&st->qcn_no_data, 1);
 		return;
 	}
-	int_qcn_encode(note.rec, mag, idx & INT_QCN_CP_MASK, seq, q);
+	int_qcn_encode(note.rec, fb, idx & INT_QCN_CP_MASK, seq, q);
 	note.ns = bpf_ktime_get_ns();
 	note.flow = f;
 	__sync_fetch_and_add(&st->qcn_fb, 1);
@@ -681,7 +297,7 @@ static __always_inline void qcn_carry(struct __sk_buff *skb,
 		bpf_map_delete_elem(&qcn_pending, &data);
 		return;
 	}
-	if (write_record(skb, &p, note.rec, false, true) != REC_WRITTEN)
+	if (write_record(skb, &p, note.rec, false, true) != INT_STAMP_WRITTEN)
 		return;
 	bpf_map_delete_elem(&qcn_pending, &data);
 	__sync_fetch_and_add(&st->qcn_carried, 1);
@@ -780,9 +396,8 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		 * thousand reach the veth some other way): count it now, so
 		 * that the counts stay exact, and stamp the state now.
 		 */
-		len = skb->len;
-		if (skb->gso_size && skb->gso_segs > 1 && p.tcp_off)
-			len += (skb->gso_segs - 1) * (p.tcp_off + p.tcp_hlen);
+		len = int_stamp_wire_len(skb->len, skb->gso_size, skb->gso_segs,
+					 p.tcp_off ? p.tcp_off + p.tcp_hlen : 0);
 		tx = __sync_fetch_and_add(&st->deq_bytes, len) + len;
 		__sync_fetch_and_add(&st->deq_pkts, 1);
 		qlen = READ_ONCE(st->backlog);
@@ -790,10 +405,10 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		__sync_fetch_and_add(&st->late, 1);
 	}
 
-	if (p.ip4_off && ecn_should_mark(cfg, qlen))
-		mark_ce(skb, &p, st);
+	if (p.ip4_off && ecn_should_mark(cfg, qlen) && mark_ce(skb, &p))
+		__sync_fetch_and_add(&st->ce_marked, 1);
 	if (p.tcp_off)
-		stamp(skb, &p, st, int_rate_code(cfg->rate_mbps), qlen, tx, ts);
+		stamp(skb, &p, st, cfg->rate_mbps, qlen, tx, ts);
 }
 
 #ifdef SWITCH_CLASSIC
@@ -829,25 +444,6 @@ int int_switch_stamp(struct __sk_buff *skb)
 	return TCX_NEXT;
 }
 #endif
-
-/* Drop reasons of a qdisc refusing a packet. */
-static __always_inline bool qdisc_drop_reason(enum skb_drop_reason r)
-{
-	if (r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_DROP))
-		return true;
-	if (bpf_core_enum_value_exists(enum skb_drop_reason,
-				       SKB_DROP_REASON_QDISC_OVERLIMIT) &&
-	    r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_OVERLIMIT))
-		return true;
-	if (bpf_core_enum_value_exists(enum skb_drop_reason,
-				       SKB_DROP_REASON_QDISC_CONGESTED) &&
-	    r == bpf_core_enum_value(enum skb_drop_reason,
-				     SKB_DROP_REASON_QDISC_CONGESTED))
-		return true;
-	return false;
-}
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Maps shared by the INT switch's programs (switch.bpf.c) and its Go
- * loader (tcopt/intswitch), which reads the generated twins of these structs.
+ * loader (tcopt/intswitch), which reads the generated twins of these
+ * structs; the map definitions themselves at the end.
  *
  * A switch egress port is identified by the network namespace cookie and
  * ifindex of the veth end it transmits on. Its queue is the root qdisc's
@@ -29,7 +30,7 @@ struct port_key {
  * Written by the loader, before any traffic and whenever the marking
  * profile changes (a whole entry at a time); read-only to the programs.
  *
- * ECN marking at dequeue, with q the bytes queued behind the packet:
+ * ECN marking at dequeue (ecn_mark.h), with q the bytes queued behind the packet:
  *  - step (DCTCP), ecn_kmax == 0: CE when q > ecn_k; ecn_k == 0: off.
  *  - RED (DCQCN), ecn_kmax != 0: q <= ecn_k (Kmin): no mark;
  *    Kmin < q <= Kmax: CE with probability
@@ -41,7 +42,8 @@ struct port_cfg {
 	__u32 ecn_pmax_ppm;	/* RED: probability at Kmax, ppm (<= 10^6) */
 	__u64 ecn_kmax;		/* RED: Kmax (> Kmin); 0 = step marking */
 	/*
-	 * QCN congestion point (802.1Qau, tcopt/README.md "QCN feedback"):
+	 * QCN congestion point (802.1Qau, tcopt/README.md "QCN feedback";
+	 * qcn_cp.h):
 	 * about every qcn_sample bytes entering the port (randomised by
 	 * +-15 %), with Q the bytes queued then and Qold at the last sample,
 	 * fb = -((Q - Qeq) + 2 (Q - Qold)); when negative, |fb| capped at
@@ -52,8 +54,6 @@ struct port_cfg {
 	__u32 qcn_qeq;		/* Qeq, bytes; 0 = no congestion point */
 	__u32 qcn_sample;	/* bytes between samples (150 KB) */
 };
-
-#define ECN_PPM		1000000U
 
 /*
  * One port's state, in the qdisc's units (qdisc_pkt_len: skb->len plus the
@@ -138,5 +138,79 @@ struct deq_snap {
 };
 
 #define SWITCH_MAX_INFLIGHT	65536
+
+/* The maps themselves (BPF only: the Go loader has bpf2go's twins). */
+#ifdef __bpf__
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} egress_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct port_key);
+	__type(value, __u32);
+} dequeue_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfgs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_states SEC(".maps");
+
+/* Classic build: each port's net_device, as the tracing programs saw it,
+ * for the enqueue counter to read the backlog through (0: not seen yet). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} port_devs SEC(".maps");
+
+/* Classic build: the stamper, which every port's int_switch_stamp_port
+ * tail-calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stamper SEC(".maps");
+
+/* QCN feedback waiting for an ACK of its flow (struct qcn_note); LRU so
+ * that flows that ended make room. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, QCN_MAX_PENDING);
+	__type(key, struct qcn_flow);
+	__type(value, struct qcn_note);
+} qcn_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct switch_global);
+} switch_globals SEC(".maps");
+
+/* Packets between the driver and the peer's ingress; LRU so that one that
+ * never arrives (dropped on the way) ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SWITCH_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct deq_snap);
+} dequeued SEC(".maps");
+#endif /* __bpf__ */
 
 #endif /* CCLAB_SWITCH_MAPS_H */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the INT switch (switch.bpf.c) reads from the kernel's sk_buff and
+ * net_device, with CO-RE: the bytes the qdisc accounts for a packet, the
+ * port a device is, the qdisc's backlog, the key of a packet's dequeue
+ * snapshot, and whether a drop is the qdisc's. Both builds (tcx, classic:
+ * SWITCH_CLASSIC) read alike but for the snapshot key.
+ */
+#ifndef CCLAB_SWITCH_KERN_H
+#define CCLAB_SWITCH_KERN_H
+
+#include "switch_maps.h"
+
+/*
+ * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
+ * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
+ * the skb.
+ */
+static __always_inline __u32 qdisc_len(struct sk_buff *skb)
+{
+	__u32 len = 0;
+
+	bpf_probe_read_kernel(&len, sizeof(len),
+			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
+	return len;
+}
+
+/*
+ * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
+ * its replicated headers (qdisc_pkt_len). The segments of one the stack
+ * cut after the qdisc carry a copy of its cb: each counts its own length,
+ * and together they make the whole skb's qdisc_pkt_len.
+ */
+static __always_inline __u32 xmit_len(struct sk_buff *skb)
+{
+	struct skb_shared_info *sh;
+
+	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	if (BPF_CORE_READ(sh, gso_size))
+		return qdisc_len(skb);
+	return BPF_CORE_READ(skb, len);
+}
+
+/* The slot of the port a device is, keyed by the device's namespace
+ * cookie (which the loader reads with SO_NETNS_COOKIE) and ifindex. */
+static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
+{
+	struct port_key key = {};
+
+	if (!dev)
+		return NULL;
+	key.ifindex = BPF_CORE_READ(dev, ifindex);
+	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
+	return bpf_map_lookup_elem(map, &key);
+}
+
+/*
+ * Bytes queued in the device's root qdisc (an HTB root keeps one shared
+ * qstats; qdiscs with per-CPU stats are not supported). Read without the
+ * qdisc lock: a 32-bit value, current as of the last enqueue or dequeue.
+ */
+static __always_inline __u64 qdisc_backlog(struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
+}
+
+/*
+ * The key of a packet's snapshot, as the tracing programs see the packet.
+ * tcx: the skb's address. Classic: the address of the frame's first byte,
+ * skb->data when the driver takes it, which is where the peer's tc ingress
+ * sees the frame start (the same skb, its buffer untouched by the veth).
+ */
+static __always_inline __u64 snap_key(struct sk_buff *skb)
+{
+#ifdef SWITCH_CLASSIC
+	return (__u64)BPF_CORE_READ(skb, data);
+#else
+	return (__u64)skb;
+#endif
+}
+
+/* Drop reasons of a qdisc refusing a packet. */
+static __always_inline bool qdisc_drop_reason(enum skb_drop_reason r)
+{
+	if (r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_DROP))
+		return true;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason,
+				       SKB_DROP_REASON_QDISC_OVERLIMIT) &&
+	    r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_OVERLIMIT))
+		return true;
+	if (bpf_core_enum_value_exists(enum skb_drop_reason,
+				       SKB_DROP_REASON_QDISC_CONGESTED) &&
+	    r == bpf_core_enum_value(enum skb_drop_reason,
+				     SKB_DROP_REASON_QDISC_CONGESTED))
+		return true;
+	return false;
+}
+
+#endif /* CCLAB_SWITCH_KERN_H */
