@@ -24,10 +24,11 @@ func TestPingPongAndSampler(t *testing.T) {
 	ia, ib := ea.Iface, eb.Iface
 	// Configured at 100 Mbit/s, the unshaped veth carries far more: the
 	// a->b egress shows as loaded with a ratio above 1, b->a (ACKs only)
-	// does not.
+	// does not. (Its configured rate is 10 Gbit/s: the ACKs of a flow
+	// of tens of Gbit/s on a quiet machine reach 50 Mbit/s.)
 	s := StartSampler([]LinkEnd{
 		{Node: "a", Netns: a.Netns, Iface: ia, ConfigBps: 100e6},
-		{Node: "b", Netns: b.Netns, Iface: ib, ConfigBps: 100e6},
+		{Node: "b", Netns: b.Netns, Iface: ib, ConfigBps: 10e9},
 	}, SamplerOptions{Interval: 50 * time.Millisecond, Namespaces: []string{a.Netns, b.Netns}})
 	res, err := flows.Run(context.Background(), []flows.Spec{{Src: "a", Dst: "b", Stop: 400 * time.Millisecond}},
 		flows.Options{Hosts: map[string]flows.Host{"a": a, "b": b}})
