@@ -20,9 +20,20 @@ func (a *Analysis) MeasureTable() Table {
 }
 
 // measureLines are the measures on screen: one line per variant and
-// measure, its metrics in their units.
+// measure, its metrics in their units, when each variant has one (the
+// measure its file names); a run whose file names none gets every measure
+// that applies, which would not fit the screen: one line says where they
+// are.
 func measureLines(a *Analysis) []string {
 	var l []string
+	names := map[string]bool{}
+	for _, m := range a.Measures {
+		names[m.Measure] = true
+	}
+	if len(names) > 1 {
+		return []string{fmt.Sprintf("measures: %d (%d numbers per variant) in measures.csv and the report; an experiment's reproduce.measure names the one to show here",
+			len(names), len(a.MeasureTable().Rows)/max(1, len(a.ByCC)))}
+	}
 	for _, m := range a.Measures {
 		var parts []string
 		for _, mt := range measures[m.Measure].Metrics {
