@@ -73,19 +73,12 @@ func (a *Applier) PeakRate(node, iface string) uint64 {
 	return r[1].BitsPerSecond()
 }
 
-// New returns an Applier of net; sw and line may be nil.
+// New returns an Applier of net; sw and line may be nil (a nil
+// interface, not an interface holding a nil pointer).
 func New(net *netbuild.Network, sw Switch, line Line) *Applier {
 	p := *net.Plan
 	p.Links = append([]topology.Link(nil), net.Plan.Links...)
-	a := &Applier{plan: &p, engine: net.DelayEngine, ch: net.Changer(), rates: map[egress][2]units.Rate{}}
-	// Typed nils would pass a nil check and fail at the call.
-	if sw != nil && !isNil(sw) {
-		a.sw = sw
-	}
-	if line != nil && !isNil(line) {
-		a.line = line
-	}
-	return a
+	return &Applier{plan: &p, engine: net.DelayEngine, ch: net.Changer(), sw: sw, line: line, rates: map[egress][2]units.Rate{}}
 }
 
 // Close releases the Applier's netlink handles.

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 
-	"cclab/orchestrator/delay"
 	"cclab/orchestrator/linkchange"
 )
 
@@ -16,12 +15,4 @@ func (s *supervisor) setLink(ctx context.Context, r linkchange.Request) (*linkch
 	}
 	logf(s.log, "link %s: %+v in force after %v", r.Target, r, rec.Took)
 	return &rec, nil
-}
-
-// lineOf is the line as a change needs it; nil when there is none.
-func lineOf(s *delay.Server) linkchange.Line {
-	if s == nil {
-		return nil
-	}
-	return s
 }

@@ -81,7 +81,16 @@ func Serve(ctx context.Context, id runid.ID, opt Options, ready func(error)) (er
 			return fmt.Errorf("attach the INT host agent: %w", err)
 		}
 	}
-	s.links = linkchange.New(s.net, s.sw, lineOf(s.line))
+	// Interfaces get nil, not a nil pointer, for what is not there.
+	var sw linkchange.Switch
+	if s.sw != nil {
+		sw = s.sw
+	}
+	var line linkchange.Line
+	if s.line != nil {
+		line = s.line
+	}
+	s.links = linkchange.New(s.net, sw, line)
 	sock := SocketPath(id)
 	os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
