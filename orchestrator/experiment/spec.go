@@ -26,6 +26,11 @@ type Experiment struct {
 	// the run's watch.jsonl (each socket's window, RTTs and rates, each
 	// switch port's queue and utilisation).
 	Watch units.Duration `yaml:"watch" json:"watch_ns,omitempty"`
+	// Profile records where the CPU time of each variant's workload went:
+	// `perf record -a -g` into perf.data, classified into the stages of a
+	// packet's way and the run's own parts (analysis/cpucost) in
+	// cpu_cost.json and cpu_cost.txt.
+	Profile bool `yaml:"profile" json:"profile,omitempty"`
 	// Laws are parameters of cclab's eBPF laws, as `cclab cc load` takes
 	// them ("name" for every law that has it, "law.name" for one). With
 	// this section the run registers the laws it uses with these
