@@ -165,6 +165,12 @@ type Emulation struct {
 	// Steer hands every namespace's packet processing (RPS) to the CPUs
 	// other than the delay line's (default true when a line runs).
 	Steer *bool `yaml:"steer" json:"steer"`
+	// UserCPU says where this process's own threads (the workload's
+	// senders and receivers, the samplers, the captures) run during the
+	// workload: "line" on the delay line's CPU when packet work has a
+	// single CPU of its own (the default: they then never take that CPU
+	// from the packets), "any" wherever the scheduler puts them.
+	UserCPU string `yaml:"user_cpu" json:"user_cpu,omitempty"`
 	// Strict fails the run when a variant's fidelity verdict is degraded.
 	Strict bool `yaml:"strict" json:"strict"`
 	Line   int  `yaml:"-" json:"-"`
