@@ -40,6 +40,7 @@
 #define LAW_T_PRIV	8	/* its state fits the socket's private area: the BPF build keeps no socket storage */
 #define LAW_T_HOPS	16	/* takes its path's hop count from the path table (cclab_path_hops) at init */
 #define LAW_T_MODULE	32	/* has a kernel-module build, kmod/tcp_<name>.c */
+#define LAW_T_UE	64	/* reads TCD's UE from the INT echo (LAW_ACK_UE) when its tcd parameter is 1: such a run stamps INT v1 */
 
 #define LAW_TABLE(X)								\
 	X(1, powertcp, POWERTCP, "norm_power", LAW_T_INT | LAW_T_MODULE)	\

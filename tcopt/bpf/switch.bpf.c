@@ -187,7 +187,7 @@ static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 	__u8 rec[INT_REC_LEN];
 
 	int_stamp_record(rec, rate_mbps, qlen, tx_bytes, ts);
-	switch (write_record(skb, p, rec, true, false)) {
+	switch (write_record(skb, p, rec, true, false, INT_STAMP_TCD_OFF)) {
 	case INT_STAMP_WRITTEN:
 		__sync_fetch_and_add(&st->stamped, 1);
 		break;
@@ -297,7 +297,7 @@ static __always_inline void qcn_carry(struct __sk_buff *skb,
 		bpf_map_delete_elem(&qcn_pending, &data);
 		return;
 	}
-	if (write_record(skb, &p, note.rec, false, true) != INT_STAMP_WRITTEN)
+	if (write_record(skb, &p, note.rec, false, true, INT_STAMP_TCD_OFF) != INT_STAMP_WRITTEN)
 		return;
 	bpf_map_delete_elem(&qcn_pending, &data);
 	__sync_fetch_and_add(&st->qcn_carried, 1);

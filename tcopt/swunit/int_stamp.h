@@ -105,20 +105,33 @@ enum int_stamp_result {
 };
 
 /*
+ * The header version a stamping port writes (tcopt/README.md, "Header
+ * byte"): with TCD off the option keeps its version (v0 stays v0, so a
+ * run without TCD is unchanged); with TCD on the header becomes v1, with
+ * U set when the port is undetermined (U, once set upstream, stays).
+ */
+enum int_stamp_tcd {
+	INT_STAMP_TCD_OFF = 0,
+	INT_STAMP_TCD_ON = 1,	/* v1, U as it was */
+	INT_STAMP_TCD_UE = 2,	/* v1 with U */
+};
+
+/*
  * The option area opts[0..optlen) (TCP_MAX_OPTS bytes, zero past optlen)
  * with a 7-byte record rec written into the INT option's next free slot,
  * into next[TCP_MAX_OPTS]: when the option is full, with its overflow flag
- * set if flag_full. The option must be a forward one, or an ACK's echo if
- * echo. next is meaningful unless the result is INT_STAMP_NONE, or
- * INT_STAMP_FULL without flag_full.
+ * set if flag_full (and U if tcd says so: a full option still carries
+ * it). The option must be a forward one, or an ACK's echo if echo; its
+ * header v0 or v1. next is meaningful unless the result is
+ * INT_STAMP_NONE, or INT_STAMP_FULL without flag_full.
  */
 SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 						__u32 optlen, const __u8 *rec,
-						int flag_full, int echo)
+						int flag_full, int echo, int tcd)
 {
 	__u32 hdr_off, rec_off, i;
-	__u8 hdr, hops;
-	int off, slots;
+	__u8 hdr, hops, full_hdr;
+	int off, slots, h, v1, ue;
 
 	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
 		return INT_STAMP_NONE;
@@ -130,18 +143,22 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		return INT_STAMP_NONE;
 	hdr_off = off + 4;
 	hdr = opts[hdr_off];
-	hops = hdr & INT_HDR_HOPS_MASK;
-	if ((hdr >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
-	    !(hdr & INT_HDR_ECHO) != !echo || hops > slots)
+	h = int_hdr_hops(hdr);
+	if (h < 0 || !(hdr & INT_HDR_ECHO) != !echo || h > slots)
 		return INT_STAMP_NONE;
+	hops = h;
+	v1 = tcd != INT_STAMP_TCD_OFF ||
+	     (hdr >> INT_HDR_VERSION_SHIFT) == INT_HDR_V1;
+	ue = tcd == INT_STAMP_TCD_UE || int_hdr_ue(hdr);
 
 	__builtin_memcpy(next, opts, TCP_MAX_OPTS);
 	if (hops == slots) {
 		if (!flag_full)
 			return INT_STAMP_FULL;
-		if (hdr & INT_HDR_OVERFLOW)	/* flagged upstream: nothing to do */
+		full_hdr = int_hdr_make(v1, echo, 1, ue, hops);
+		if (full_hdr == hdr)	/* flagged upstream: nothing to do */
 			return INT_STAMP_NONE;
-		next[hdr_off] = hdr | INT_HDR_OVERFLOW;
+		next[hdr_off] = full_hdr;
 		return INT_STAMP_FULL;
 	}
 	rec_off = hdr_off + 1 + hops * INT_REC_LEN;
@@ -154,7 +171,8 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		if (j < TCP_MAX_OPTS)
 			next[j] = rec[i];
 	}
-	next[hdr_off] = hdr + 1;
+	next[hdr_off] = int_hdr_make(v1, echo, hdr & INT_HDR_OVERFLOW, ue,
+				     hops + 1);
 	return INT_STAMP_WRITTEN;
 }
 
