@@ -129,9 +129,9 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 						__u32 optlen, const __u8 *rec,
 						int flag_full, int echo, int tcd)
 {
-	__u32 hdr_off, rec_off, i;
+	__u32 hdr_off, rec_off, i, ver, v1, ue, base;
 	__u8 hdr, hops, full_hdr;
-	int off, slots, h, v1, ue;
+	int off, slots;
 
 	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
 		return INT_STAMP_NONE;
@@ -143,19 +143,28 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		return INT_STAMP_NONE;
 	hdr_off = off + 4;
 	hdr = opts[hdr_off];
-	h = int_hdr_hops(hdr);
-	if (h < 0 || !(hdr & INT_HDR_ECHO) != !echo || h > slots)
+	ver = hdr >> INT_HDR_VERSION_SHIFT;
+	if (ver > INT_HDR_V1 || !(hdr & INT_HDR_ECHO) != !echo)
 		return INT_STAMP_NONE;
-	hops = h;
-	v1 = tcd != INT_STAMP_TCD_OFF ||
-	     (hdr >> INT_HDR_VERSION_SHIFT) == INT_HDR_V1;
-	ue = tcd == INT_STAMP_TCD_UE || int_hdr_ue(hdr);
+	/*
+	 * The header's fields without branches (each one doubles the paths
+	 * the BPF verifier walks through the option loop below): hops 4 bits
+	 * in v0, 3 in v1; v1 when it was or TCD is on (tcd 1, 2); U when it
+	 * was (v1 only) or the port is undetermined (tcd 2).
+	 */
+	hops = hdr & (INT_HDR_HOPS_MASK >> ver);
+	if (hops > slots)
+		return INT_STAMP_NONE;
+	v1 = ver | (((__u32)tcd + 1) >> 1);
+	ue = ((hdr >> 3) & ver & 1) | ((__u32)tcd >> 1);
+	base = v1 << INT_HDR_VERSION_SHIFT | (hdr & (INT_HDR_ECHO | INT_HDR_OVERFLOW)) |
+	       ue << 3;
 
 	__builtin_memcpy(next, opts, TCP_MAX_OPTS);
 	if (hops == slots) {
 		if (!flag_full)
 			return INT_STAMP_FULL;
-		full_hdr = int_hdr_make(v1, echo, 1, ue, hops);
+		full_hdr = base | INT_HDR_OVERFLOW | hops;
 		if (full_hdr == hdr)	/* flagged upstream: nothing to do */
 			return INT_STAMP_NONE;
 		next[hdr_off] = full_hdr;
@@ -171,8 +180,7 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		if (j < TCP_MAX_OPTS)
 			next[j] = rec[i];
 	}
-	next[hdr_off] = int_hdr_make(v1, echo, hdr & INT_HDR_OVERFLOW, ue,
-				     hops + 1);
+	next[hdr_off] = base | (hops + 1);	/* hops + 1 <= INT_MAX_HOPS */
 	return INT_STAMP_WRITTEN;
 }
 
