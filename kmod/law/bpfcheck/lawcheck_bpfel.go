@@ -366,7 +366,7 @@ type lawCheckTimelyParams struct {
 	MaxCwndBytes uint32
 	InitRateKbps uint32
 	SegBytes     uint32
-	_            [4]byte
+	Tcd          uint32
 }
 
 type lawCheckTimelyState struct {
