@@ -50,7 +50,8 @@
 	X(4, swift, SWIFT, "delay", LAW_T_PRIV | LAW_T_HOPS | LAW_T_MODULE)	\
 	X(5, dctcp, DCTCP, "alpha", LAW_T_ECN | LAW_T_PRIV)			\
 	X(6, timely, TIMELY, "grad1", LAW_T_PRIV | LAW_T_MODULE | LAW_T_UE)	\
-	X(7, dcqcn, DCQCN, "alpha", LAW_T_ECN | LAW_T_PRIV | LAW_T_MODULE)	\
+	X(7, dcqcn, DCQCN, "alpha",						\
+	  LAW_T_ECN | LAW_T_PRIV | LAW_T_MODULE | LAW_T_UE)			\
 	X(8, qcn, QCN, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)	\
 	X(9, qcn_t, QCN_T, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)
 
@@ -211,6 +212,8 @@
 	  "R_AI, the additive step; 0 = HostBw/1000 (40 Mbit/s at 40 Gbit/s)")	\
 	P(DCQCN, rhai_kbps, rhai_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "R_HAI, the hyper step; 0 = 10*R_AI")					\
+	P(DCQCN, tcd, tcd, "0/1", 0, 0, 1, 0,					\
+	  "TCD: 1 = a UE-marked ACK without CE cuts gently, at most once per N: half a CNP's cut, alpha unchanged (cclab's reading of the TCD fragment)") \
 	LAW_RATE_LAW_PARAMS(P, DCQCN)
 
 /* QCN's and QCN-T's reaction point (qcn.h): the steps they share. */

@@ -30,7 +30,7 @@ func TestParamsCheck(t *testing.T) {
 		"timely": {"min_rtt_ns": 999, "t_low_ns": 0, "t_high_ns": 2e9, "alpha_ppm": 0, "beta_ppm": 1600001,
 			"hai_n": 0, "delta_kbps": 800000001, "host_bw_mbps": 0, "min_rate_kbps": 800000001,
 			"max_cwnd_bytes": 65534, "init_rate_kbps": 800000001, "seg_bytes": 1<<30 + 1, "tcd": 2},
-		"dcqcn": {"alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
+		"dcqcn": {"tcd": 2, "alpha_ns": 999, "cnp_ns": 1e9 + 1, "timer_ns": 0, "byte_counter_bytes": 1<<30 + 1,
 			"g_shift": 17, "fast_recovery": 101, "rai_kbps": 800000001, "rhai_kbps": 800000001,
 			"host_bw_mbps": 800001, "min_rate_kbps": 800000001, "max_cwnd_bytes": 1<<30 + 1,
 			"init_rate_kbps": 800000001},

@@ -93,3 +93,95 @@ func TestTimelyTCDOffUnchanged(t *testing.T) {
 	}
 }
 
+// dcqcnRun feeds DCQCN ACKs (1448 bytes each) at the given times (ns)
+// with ECE and UE as marked, and returns the outputs.
+func dcqcnRun(t *testing.T, acks []dcqcnAck, kv ...string) []Out {
+	t.Helper()
+	kv = append([]string{"host_bw_mbps=1000", "byte_counter_bytes=0"}, kv...)
+	c, _ := newCtl(t, DCQCN, kv...)
+	var una uint32
+	var outs []Out
+	for _, a := range acks {
+		una += DefaultMSS
+		ack := Ack{NowNs: a.at, AckedBytes: DefaultMSS, MSS: DefaultMSS, SndNxt: una + 1<<20, SndUna: una, ECE: a.ece, UE: a.ue}
+		if a.ece {
+			ack.ECEBytes = DefaultMSS
+		}
+		outs = append(outs, onAck(t, c, ack))
+	}
+	return outs
+}
+
+type dcqcnAck struct {
+	at      uint64
+	ece, ue bool
+}
+
+// DCQCN+TCD, cclab's reading: a UE-only ACK cuts half of what a CNP
+// would (RC (1 - alpha/4)) and leaves alpha alone; a second UE within N
+// does nothing; a CE ACK is a CNP as in DCQCN, also right after a UE cut.
+func TestDCQCNTCDGentleCut(t *testing.T) {
+	const line = 125e6
+	// A CNP at 1 ms (alpha 1: RC = line/2), then 200 us of quiet: alpha
+	// decays over three 55 us periods, the rate recovers partly.
+	base := []dcqcnAck{{at: 1e6, ece: true}, {at: 1.2e6}}
+	run := func(last ...dcqcnAck) []Out {
+		return dcqcnRun(t, append(append([]dcqcnAck{}, base...), last...), "tcd=1")
+	}
+	before := run()[1]
+	alpha := float64(before.SignalPPM) / 1e6
+	ue := run(dcqcnAck{at: 1.2e6 + 1000, ue: true})[2]
+	want := float64(before.PacingRate) * (1 - alpha/4)
+	if got := float64(ue.PacingRate); math.Abs(got-want) > 2 || ue.SignalPPM != before.SignalPPM {
+		t.Errorf("UE without CE: rate %.0f alpha %d, want %.0f (1 - alpha/4, alpha %.4f) and alpha kept", got, ue.SignalPPM, want, alpha)
+	}
+	ce := run(dcqcnAck{at: 1.2e6 + 1000, ece: true})[2]
+	if ce.PacingRate >= ue.PacingRate || ce.SignalPPM <= before.SignalPPM {
+		t.Errorf("CE: rate %d alpha %d; want below the UE cut's %d and alpha raised from %d", ce.PacingRate, ce.SignalPPM, ue.PacingRate, before.SignalPPM)
+	}
+	if ue.PacingRate >= before.PacingRate || before.PacingRate >= line {
+		t.Fatalf("rates: before %d, after UE %d", before.PacingRate, ue.PacingRate)
+	}
+	// Within N (50 us) of a UE cut, UE again: no second cut.
+	twice := run(dcqcnAck{at: 1.2e6 + 1000, ue: true}, dcqcnAck{at: 1.2e6 + 2000, ue: true})
+	if twice[3].PacingRate < twice[2].PacingRate {
+		t.Errorf("second UE within N: rate %d -> %d, want no cut", twice[2].PacingRate, twice[3].PacingRate)
+	}
+	// CE right after a UE cut is a CNP at once (U never delays a CNP).
+	after := run(dcqcnAck{at: 1.2e6 + 1000, ue: true}, dcqcnAck{at: 1.2e6 + 2000, ece: true})
+	if !after[3].Trace.Has(TrECE) || after[3].PacingRate >= after[2].PacingRate {
+		t.Errorf("CE 1 us after a UE cut: trace %s rate %d -> %d, want a CNP", after[3].Trace, after[2].PacingRate, after[3].PacingRate)
+	}
+}
+
+// tcd 0 is today's DCQCN bit for bit: random marks with UE on random ACKs
+// give the same outputs as without UE; tcd 1 without UE is DCQCN; tcd 1
+// with UE differs.
+func TestDCQCNTCDOffUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewSource(33))
+	var acks, noUE []dcqcnAck
+	now := uint64(1e6)
+	for i := 0; i < 2000; i++ {
+		now += uint64(1 + rng.Intn(20000))
+		a := dcqcnAck{at: now, ece: rng.Intn(10) == 0, ue: rng.Intn(3) == 0}
+		acks = append(acks, a)
+		a.ue = false
+		noUE = append(noUE, a)
+	}
+	plain := dcqcnRun(t, noUE)
+	withUE := dcqcnRun(t, acks)
+	tcdNoUE := dcqcnRun(t, noUE, "tcd=1")
+	tcdUE := dcqcnRun(t, acks, "tcd=1")
+	differ := 0
+	for i := range plain {
+		if withUE[i] != plain[i] || tcdNoUE[i] != plain[i] {
+			t.Fatalf("ACK %d: tcd 0 with UE %+v, tcd 1 without UE %+v, DCQCN %+v", i, withUE[i], tcdNoUE[i], plain[i])
+		}
+		if tcdUE[i] != plain[i] {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Errorf("tcd 1 with UE never differed from DCQCN")
+	}
+}
