@@ -79,17 +79,24 @@ func TestTimelyTCDOffUnchanged(t *testing.T) {
 	withUE := timelyRun(t, rtts, func(i int) bool { return ue[i] })
 	tcdNoUE := timelyRun(t, rtts, none, "tcd=1")
 	tcdUE := timelyRun(t, rtts, func(i int) bool { return ue[i] }, "tcd=1")
-	held := 0
+	checkTCDOff(t, "TIMELY", plain, withUE, tcdNoUE, tcdUE)
+}
+
+// checkTCDOff: the law's outputs with tcd 0 and UE, and with tcd 1 and no
+// UE, are plain's exactly; with tcd 1 and UE some differ.
+func checkTCDOff(t *testing.T, name string, plain, withUE, tcdNoUE, tcdUE []Out) {
+	t.Helper()
+	differ := 0
 	for i := range plain {
 		if withUE[i] != plain[i] || tcdNoUE[i] != plain[i] {
-			t.Fatalf("ACK %d: tcd 0 with UE %+v, tcd 1 without UE %+v, TIMELY %+v", i, withUE[i], tcdNoUE[i], plain[i])
+			t.Fatalf("ACK %d: tcd 0 with UE %+v, tcd 1 without UE %+v, %s %+v", i, withUE[i], tcdNoUE[i], name, plain[i])
 		}
 		if tcdUE[i] != plain[i] {
-			held++
+			differ++
 		}
 	}
-	if held == 0 {
-		t.Errorf("tcd 1 with UE on half the ACKs never differed from TIMELY")
+	if differ == 0 {
+		t.Errorf("tcd 1 with UE never differed from %s", name)
 	}
 }
 
@@ -172,16 +179,5 @@ func TestDCQCNTCDOffUnchanged(t *testing.T) {
 	withUE := dcqcnRun(t, acks)
 	tcdNoUE := dcqcnRun(t, noUE, "tcd=1")
 	tcdUE := dcqcnRun(t, acks, "tcd=1")
-	differ := 0
-	for i := range plain {
-		if withUE[i] != plain[i] || tcdNoUE[i] != plain[i] {
-			t.Fatalf("ACK %d: tcd 0 with UE %+v, tcd 1 without UE %+v, DCQCN %+v", i, withUE[i], tcdNoUE[i], plain[i])
-		}
-		if tcdUE[i] != plain[i] {
-			differ++
-		}
-	}
-	if differ == 0 {
-		t.Errorf("tcd 1 with UE never differed from DCQCN")
-	}
+	checkTCDOff(t, "DCQCN", plain, withUE, tcdNoUE, tcdUE)
 }
