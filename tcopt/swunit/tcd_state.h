@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TCD's ternary port state (docs/lossless.md, "What TCD needs on top"):
+ * TCD's ternary port state (docs/lossless.md, "TCD: what is built"):
  * an egress port, judged for each packet as it leaves with q bytes
  * queued behind it, is
  *
