@@ -1,12 +1,14 @@
 package intswitch
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"cclab/internal/units"
+	"cclab/tcopt/agent"
 )
 
 // setPFC writes a port's PFC state (port_state's paused and last_xon_ns)
@@ -159,5 +161,55 @@ func TestTCDMarking(t *testing.T) {
 	t.Logf("resumed: %d U marks within max(T_on), %d CE marks after it", ueBefore, ceAfter)
 	if ueBefore == 0 || ceAfter == 0 {
 		t.Errorf("want U marks after the Xon and CE marks once max(T_on) passed")
+	}
+}
+
+// TestTCDEchoThroughHostAgent: the whole way of U, on a real switch with
+// TCD on and the real host agent on both ends: a port undetermined
+// (paused, written as the PFC controller would) stamps U, the receiver's
+// agent echoes it, and the sender's socket storage has EchoUE, which the
+// laws' glue turns into LAW_ACK_UE. Never paused, the same transfer's
+// echoes never carry it.
+func TestTCDEchoThroughHostAgent(t *testing.T) {
+	const k = 15 << 10
+	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.sh("tc", "-n", l.ns("s1"), "class", "change", "dev", "r1", "parent", "1:", "classid", "1:1",
+		"htb", "rate", "100mbit", "ceil", "100mbit", "burst", "64k", "cburst", "64k")
+	cfg := l.cfg()
+	for i := range cfg.Ports {
+		cfg.Ports[i].TCD = TCD{MaxTon: 500 * time.Millisecond, Threshold: k}
+		if cfg.Ports[i].Iface == "r1" {
+			cfg.Ports[i].Rate = units.Rate(100e6)
+		}
+	}
+	sw := attach(t, cfg)
+	ag := attachAgent(t, l.id)
+	for _, paused := range []bool{false, true} {
+		setPFC(t, sw, "s1", "r1", paused, 0)
+		var mu sync.Mutex
+		seen, withUE := map[uint32]bool{}, map[uint32]bool{}
+		transferWatching(t, ag, l.ns("snd"), l.ns("rcv"), l.rcvAddr, 4<<20, func(e agent.Echo) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[e.Count] = true
+			if e.Flags&agent.EchoUE != 0 {
+				withUE[e.Count] = true
+			}
+		})
+		st, err := sw.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		t.Logf("paused %v: %d echoes watched, %d with U; port: %d U marks", paused, len(seen), len(withUE), portStats(t, st, "s1", "r1").UEMarked)
+		switch {
+		case len(seen) < 10:
+			t.Errorf("paused %v: only %d echoes watched", paused, len(seen))
+		case paused && len(withUE) == 0:
+			t.Errorf("paused: no echo reached the sender with U")
+		case !paused && len(withUE) != 0:
+			t.Errorf("never paused: %d echoes with U", len(withUE))
+		}
+		mu.Unlock()
 	}
 }
