@@ -53,11 +53,15 @@ func monoNs(t *testing.T) uint64 {
 // CE-marked, packets at or below K carry neither. Resumed (paused 0,
 // last Xon now), U goes on for max(T_on), then the port is congested and
 // CE-marks instead: polled with their times, the port's U counter grows
-// only before last Xon + max(T_on), its CE counter only after.
-func TestTCDMarking(t *testing.T) {
+// only before last Xon + max(T_on), its CE counter only after. Both
+// builds (tcx, classic).
+func TestTCDMarking(t *testing.T) { eachMode(t, testTCDMarking) }
+
+func testTCDMarking(t *testing.T, mode AttachMode) {
 	const k = 30 << 10
 	const maxTon = 500 * time.Millisecond
 	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.mode = mode
 	l.sh("tc", "-n", l.ns("s1"), "class", "change", "dev", "r1", "parent", "1:", "classid", "1:1",
 		"htb", "rate", "100mbit", "ceil", "100mbit", "burst", "64k", "cburst", "64k")
 	cfg := l.cfg()
@@ -69,12 +73,12 @@ func TestTCDMarking(t *testing.T) {
 		}
 	}
 	l.in("snd", "sysctl", "-qw", "net.ipv4.tcp_ecn=1")
+	capt := l.mirrorCapture("rcv", l.rcvIface()) // before the classic build's filters
 	sw := attach(t, cfg)
 	cg := l.senderCgroup(5)
 
 	// Paused: undetermined above K.
 	setPFC(t, sw, "s1", "r1", true, 0)
-	capt := l.mirrorCapture("rcv", l.rcvIface())
 	l.iperfServer("rcv", l.rcvAddr, 5201)
 	l.iperfResult(l.iperfClient("snd", cg, l.rcvAddr, 5201, "-C", "reno", "-t", "1"))
 	frames := dataFrames(capt.waitFor(time.Second, func([][]byte) bool { return false }), l.sndAddr, l.rcvAddr)
