@@ -240,6 +240,7 @@ static void cclab_cc_ack(struct sock *sk, const struct rate_sample *rs)
 		       tcp_is_cwnd_limited(sk), &c->ece);
 	if (cclab_int_read(p->is, &echo))
 		ack.echo = &echo;
+	glue_echo_ue(&ack, ack.echo);	/* TCD: read by the laws with a tcd setting */
 	c->bytes_acked = tp->bytes_acked;
 	LAW(_on_ack)(&c->st, &cclab_params, &ack, &out);
 	cclab_cc_apply(sk, c, &out, rs->acked_sacked);

@@ -114,9 +114,10 @@ static int cclab_int_parse(const u8 *opt, unsigned int len, struct int_echo *e,
 	slots = int_opt_slots(opt[1]);
 	if (slots < 0)
 		return -1;
-	hops = opt[4] & INT_HDR_HOPS_MASK;
-	if ((opt[4] >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
-	    !(opt[4] & INT_HDR_ECHO) || hops > (unsigned int)slots)
+	if (int_hdr_hops(opt[4]) < 0)	/* an unknown version */
+		return -1;
+	hops = int_hdr_hops(opt[4]);
+	if (!(opt[4] & INT_HDR_ECHO) || hops > (unsigned int)slots)
 		return -1;
 	for (h = 0; h < hops && h < INT_MAX_HOPS; h++) {
 		const u8 *rec = opt + INT_OPT_BASE_LEN + h * INT_REC_LEN;
@@ -127,7 +128,7 @@ static int cclab_int_parse(const u8 *opt, unsigned int len, struct int_echo *e,
 			*has_qcn = true;	/* a CP's feedback (int_echo.h) */
 	}
 	e->nhops = n;
-	e->flags = opt[4] & INT_HDR_OVERFLOW;
+	e->flags = int_echo_flags(opt[4]);
 	return 0;
 }
 

@@ -20,7 +20,10 @@ local hdr_flags = {
 	version  = ProtoField.uint8("cclab_int.version", "Version", base.DEC, nil, 0xc0),
 	echo     = ProtoField.bool("cclab_int.echo", "Echo", 8, nil, 0x20),
 	overflow = ProtoField.bool("cclab_int.overflow", "Overflow", 8, nil, 0x10),
-	hops     = ProtoField.uint8("cclab_int.hops", "Hop count", base.DEC, nil, 0x0f),
+	-- v1 only (TCD): a port on the path was undetermined and did not mark CE
+	ue       = ProtoField.bool("cclab_int.ue", "Undetermined (U)", 8, nil, 0x08),
+	-- 4 bits in v0, 3 in v1: shown as decoded
+	hops     = ProtoField.uint8("cclab_int.hops", "Hop count", base.DEC),
 }
 local f = {
 	kind     = ProtoField.uint8("cclab_int.kind", "Kind", base.DEC),
@@ -98,18 +101,25 @@ function p.dissector(tvb, pinfo, tree)
 	end
 	local h = tvb(4, 1)
 	local ht = t:add(f.header, h)
-	for _, k in ipairs({ "version", "echo", "overflow", "hops" }) do
+	local hdr = h:uint()
+	local version = math.floor(hdr / 64)
+	-- v0: VV E O HHHH; v1: VV E O U HHH (tcopt/README.md)
+	local hops = version == 1 and hdr % 8 or hdr % 16
+	local ue = version == 1 and math.floor(hdr / 8) % 2 == 1
+	for _, k in ipairs({ "version", "echo", "overflow" }) do
 		ht:add(hdr_flags[k], h)
 	end
+	if version == 1 then
+		ht:add(hdr_flags.ue, h)
+	end
+	ht:add(hdr_flags.hops, h, hops)
 	local si = t:add(f.slots, tvb(1, 1), slots)
 	si:set_generated()
-	local hdr = h:uint()
-	local hops = hdr % 16
 	local echo = math.floor(hdr / 32) % 2 == 1
 	local ovfl = math.floor(hdr / 16) % 2 == 1
-	t:append_text(string.format(": %s, %d of %d hops%s", echo and "echo" or "forward",
-		hops, slots, ovfl and ", overflow" or ""))
-	if math.floor(hdr / 64) ~= 0 then
+	t:append_text(string.format(": %s, %d of %d hops%s%s", echo and "echo" or "forward",
+		hops, slots, ovfl and ", overflow" or "", ue and ", undetermined" or ""))
+	if version > 1 then
 		t:add_proto_expert_info(e_version)
 		return l
 	end
@@ -120,7 +130,7 @@ function p.dissector(tvb, pinfo, tree)
 	for i = 0, hops - 1 do
 		record(tvb(BASE_LEN + i * REC_LEN, REC_LEN):tvb(), t, i)
 	end
-	pinfo.cols.info:append(string.format(" INT=%s/%d", echo and "echo" or "fwd", hops))
+	pinfo.cols.info:append(string.format(" INT=%s/%d%s", echo and "echo" or "fwd", hops, ue and "/U" or ""))
 	return l
 end
 

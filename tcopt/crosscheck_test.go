@@ -72,6 +72,14 @@ func TestMatchesCHeader(t *testing.T) {
 		fmt.Fprintf(&in, "S %d\n", l)
 		want = append(want, fmt.Sprint(SlotsOf(l)))
 	}
+	for h := 0; h < 256; h++ {
+		fmt.Fprintf(&in, "H %d\n", h)
+		hops, ue, ok := headerHops(byte(h))
+		if !ok {
+			hops = -1
+		}
+		want = append(want, fmt.Sprintf("%d %d", hops, map[bool]int{false: 0, true: 1}[ue]))
+	}
 	for _, m := range mbpsList {
 		fmt.Fprintf(&in, "R %d\n", m)
 		want = append(want, fmt.Sprint(RateCode(m)))

@@ -48,7 +48,7 @@ func TestPlainTshark(t *testing.T) {
 func TestLuaDissector(t *testing.T) {
 	ss := samples()
 	pcap := writePcap(t, ss)
-	fields := []string{"cclab_int.echo", "cclab_int.overflow", "cclab_int.hops", "cclab_int.slots",
+	fields := []string{"cclab_int.version", "cclab_int.ue", "cclab_int.echo", "cclab_int.overflow", "cclab_int.hops", "cclab_int.slots",
 		"cclab_int.rate", "cclab_int.qlen", "cclab_int.tx_bytes", "cclab_int.ts", "cclab_int.valid",
 		"tcp.options.experimental.exid"}
 	args := []string{"-X", "lua_script:cclab_int.lua", "-r", pcap, "-T", "fields", "-E", "occurrence=a"}
@@ -79,7 +79,11 @@ func TestLuaDissector(t *testing.T) {
 				valid = append(valid, b[ok])
 			}
 			j := func(x []string) string { return strings.Join(x, ",") }
-			want = strings.Join([]string{b[s.opt.Echo], b[s.opt.Overflow], fmt.Sprint(len(s.opt.Records)),
+			ue := "" // v0 has no U field
+			if s.opt.Version == V1 {
+				ue = b[s.opt.Undetermined]
+			}
+			want = strings.Join([]string{fmt.Sprint(s.opt.Version), ue, b[s.opt.Echo], b[s.opt.Overflow], fmt.Sprint(len(s.opt.Records)),
 				fmt.Sprint(s.opt.Slots), j(rate), j(qlen), j(tx), j(ts), j(valid), ""}, "\t")
 		}
 		if lines[i] != want {
@@ -90,7 +94,9 @@ func TestLuaDissector(t *testing.T) {
 	out := tshark(t, "-X", "lua_script:cclab_int.lua", "-r", pcap, "-V")
 	for _, w := range []string{"cclab INT telemetry: forward, 5 of 5 hops, overflow", "cclab INT telemetry: echo, 3 of 3 hops",
 		"Hop 4: 1000 Mbit/s", "Queue length (bytes): ", "txBytes (bytes, mod 32 MiB): ", "Timestamp (ns, mod 67.1 ms): ",
-		"bad rate code 25", "Overflow: True", "Echo: True"} {
+		"bad rate code 25", "Overflow: True", "Echo: True",
+		"cclab INT telemetry: forward, 4 of 5 hops, undetermined", "cclab INT telemetry: echo, 3 of 3 hops, undetermined",
+		"Undetermined (U): True", "Undetermined (U): False", "Version: 1"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("tshark -V with the dissector lacks %q", w)
 		}

@@ -10,10 +10,14 @@ const (
 	RecLen   = 7      // one hop record
 	MaxHops  = 5      // records that fit 40 bytes of option space
 	MaxLen   = BaseLen + MaxHops*RecLen
-	Version  = 0
+	Version  = 0    // v0 header: VV E O HHHH
+	V1       = 1    // v1 header: VV E O U HHH (TCD), written by switches with TCD on
 	HdrEcho  = 0x20 // set on an ACK's echo of forward records
 	HdrOvfl  = 0x10 // a switch found no free record slot
-	HopsMask = 0x0f
+	HopsMask = 0x0f // v0
+	HdrUE    = 0x08 // v1: U, a port on the path was undetermined (TCD)
+
+	HopsMaskV1 = 0x07 // v1
 )
 
 // Record field widths and units (int_option.h: INT_*_BITS, INT_*_UNIT).

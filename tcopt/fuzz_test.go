@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		{},
 		{Slots: 5, Records: []Record{{8, 1, 2, 3}, {12, 4, 5, 6}}},
 		{Echo: true, Overflow: true, Slots: 3, Records: make([]Record, 3)},
+		{Version: V1, Undetermined: true, Slots: 4, Records: []Record{{8, 1, 2, 3}}},
 	} {
 		b, err := o.Marshal()
 		if err != nil {
@@ -38,7 +39,7 @@ func TestParseRandom(t *testing.T) {
 		if len(b) > 4 && rng.IntN(4) != 0 {
 			b[0], b[2], b[3] = Kind, 0xcc, 0x1a
 			b[1] = byte(BaseLen + RecLen*rng.IntN(7))
-			b[4] &^= 0xc0
+			b[4] &^= 0x80 // versions 0 and 1
 		}
 		checkParse(t, b)
 	}
@@ -79,6 +80,10 @@ func FuzzRoundTrip(f *testing.F) {
 		s := int(slots % (MaxHops + 1))
 		h := int(hops) % (s + 1)
 		o := Option{Echo: echo, Overflow: ovfl, Slots: s}
+		// Half the options are v1, U from a bit of a.
+		if hops&0x80 != 0 {
+			o.Version, o.Undetermined = V1, a&1 != 0
+		}
 		for i := 0; i < h; i++ {
 			v := a ^ b*uint64(i+1)
 			o.Records = append(o.Records, Record{

@@ -20,7 +20,7 @@ struct int_echo {
 	__u64 arrived_ns;	/* CLOCK_MONOTONIC ns when the echo was parsed */
 	__u32 count;		/* echoes parsed on this socket so far */
 	__u8 nhops;		/* valid records in hop[], 0..INT_MAX_HOPS */
-	__u8 flags;		/* INT_HDR_OVERFLOW: the path had more hops */
+	__u8 flags;		/* INT_ECHO_OVERFLOW, INT_ECHO_UE */
 	__u16 pad;
 	struct int_hop hop[INT_MAX_HOPS];	/* hop[0] is the sender's first switch */
 	/* QCN feedback (tcopt/README.md): the newest record from a CP. */
@@ -29,6 +29,21 @@ struct int_echo {
 	__u8 qcn_fb;		/* its |Fb|, 1..INT_QCN_FB_MAX */
 	__u8 qcn_pad[7];
 };
+
+/* struct int_echo.flags */
+#define INT_ECHO_OVERFLOW	INT_HDR_OVERFLOW	/* the path had more hops */
+/*
+ * TCD's UE: the echo's header had U (v1), so a port on the path was in
+ * the undetermined state for a segment the receiver got since its
+ * previous echo (the receiver's agent ORs U over them).
+ */
+#define INT_ECHO_UE		0x08
+
+/* The flags of an echo from its (known-version) header byte. */
+static inline __u8 int_echo_flags(__u8 hdr)
+{
+	return (hdr & INT_HDR_OVERFLOW) | (int_hdr_ue(hdr) ? INT_ECHO_UE : 0);
+}
 
 /*
  * Take a QCN feedback record into the echo: a new one (another CP or sample

@@ -19,12 +19,56 @@
 #define INT_MAX_HOPS		5	/* 5 + 5 * 7 = 40 bytes: all TCP option space */
 #define INT_OPT_MAX_LEN		(INT_OPT_BASE_LEN + INT_MAX_HOPS * INT_REC_LEN)
 
-/* Header byte: VV E O HHHH (version, echo, overflow, hop count). */
+/*
+ * Header byte, two versions (tcopt/README.md, "Header byte"):
+ *  v0: VV E O HHHH   (version, echo, overflow, hop count)
+ *  v1: VV E O U HHH  (U: a port on the path was in TCD's undetermined
+ *                     state and did not CE-mark the packet; hops <= 5)
+ * Readers take both (int_hdr_hops, int_hdr_ue) and ignore any other.
+ */
 #define INT_HDR_VERSION_SHIFT	6
-#define INT_HDR_VERSION		0
+#define INT_HDR_VERSION		0	/* v0, what hosts write */
+#define INT_HDR_V1		1	/* v1, what switches write with TCD on */
 #define INT_HDR_ECHO		0x20	/* set on an ACK's echo of forward records */
 #define INT_HDR_OVERFLOW	0x10	/* a switch found no free record slot */
-#define INT_HDR_HOPS_MASK	0x0f
+#define INT_HDR_HOPS_MASK	0x0f	/* v0 */
+#define INT_HDR_UE		0x08	/* v1: U */
+#define INT_HDR_HOPS_MASK_V1	0x07	/* v1 */
+
+/* The hop count of a header byte, or -1 for an unknown version. */
+static inline int int_hdr_hops(__u8 hdr)
+{
+	switch (hdr >> INT_HDR_VERSION_SHIFT) {
+	case INT_HDR_VERSION:
+		return hdr & INT_HDR_HOPS_MASK;
+	case INT_HDR_V1:
+		return hdr & INT_HDR_HOPS_MASK_V1;
+	}
+	return -1;
+}
+
+/* Whether a header byte carries U (v1 only: in v0 that bit is a hop bit). */
+static inline int int_hdr_ue(__u8 hdr)
+{
+	return (hdr >> INT_HDR_VERSION_SHIFT) == INT_HDR_V1 &&
+	       (hdr & INT_HDR_UE);
+}
+
+/*
+ * A header byte with hops records, as version v1 or v0: ue is kept only
+ * in v1 (v0 has no U). The caller passes hops <= INT_MAX_HOPS.
+ */
+static inline __u8 int_hdr_make(int v1, int echo, int overflow, int ue,
+				__u32 hops)
+{
+	__u8 h = (echo ? INT_HDR_ECHO : 0) | (overflow ? INT_HDR_OVERFLOW : 0);
+
+	if (v1)
+		return INT_HDR_V1 << INT_HDR_VERSION_SHIFT | h |
+		       (ue ? INT_HDR_UE : 0) | (hops & INT_HDR_HOPS_MASK_V1);
+	return INT_HDR_VERSION << INT_HDR_VERSION_SHIFT | h |
+	       (hops & INT_HDR_HOPS_MASK);
+}
 
 /* Record fields, most significant first: rate 5, qlen 15, tx 18, ts 18. */
 #define INT_RATE_BITS		5

@@ -7,10 +7,12 @@ import (
 
 // Option is one INT option: its header and the records written so far.
 type Option struct {
-	Echo     bool     // E: an ACK's echo of forward records
-	Overflow bool     // O: a switch found no free slot
-	Slots    int      // record slots the option has room for (0..MaxHops)
-	Records  []Record // len = hop count, at most Slots
+	Version      uint8    // header version: Version (0) or V1
+	Echo         bool     // E: an ACK's echo of forward records
+	Overflow     bool     // O: a switch found no free slot
+	Undetermined bool     // U (v1 only): a port on the path was in TCD's undetermined state
+	Slots        int      // record slots the option has room for (0..MaxHops)
+	Records      []Record // len = hop count, at most Slots
 }
 
 // Errors of Parse, for errors.Is.
@@ -33,12 +35,9 @@ func (o Option) Append(b []byte) ([]byte, error) {
 	if len(o.Records) > o.Slots {
 		return b, fmt.Errorf("encode INT option: %d records in %d slots: %w", len(o.Records), o.Slots, ErrHops)
 	}
-	hdr := byte(Version<<6) | byte(len(o.Records))
-	if o.Echo {
-		hdr |= HdrEcho
-	}
-	if o.Overflow {
-		hdr |= HdrOvfl
+	hdr, err := o.header()
+	if err != nil {
+		return b, err
 	}
 	n := len(b)
 	b = append(b, make([]byte, o.Len())...)
@@ -50,12 +49,50 @@ func (o Option) Append(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// header is the option's header byte in its version.
+func (o Option) header() (byte, error) {
+	var hdr byte
+	switch o.Version {
+	case Version:
+		if o.Undetermined {
+			return 0, fmt.Errorf("encode INT option: U in a version 0 header: %w", ErrVersion)
+		}
+		hdr = Version<<6 | byte(len(o.Records))
+	case V1:
+		hdr = V1<<6 | byte(len(o.Records))
+		if o.Undetermined {
+			hdr |= HdrUE
+		}
+	default:
+		return 0, fmt.Errorf("encode INT option: version %d: %w", o.Version, ErrVersion)
+	}
+	if o.Echo {
+		hdr |= HdrEcho
+	}
+	if o.Overflow {
+		hdr |= HdrOvfl
+	}
+	return hdr, nil
+}
+
+// headerHops splits a header byte's version-dependent part: the hop count
+// and U, ok=false for an unknown version.
+func headerHops(hdr byte) (hops int, ue bool, ok bool) {
+	switch hdr >> 6 {
+	case Version:
+		return int(hdr & HopsMask), false, true
+	case V1:
+		return int(hdr & HopsMaskV1), hdr&HdrUE != 0, true
+	}
+	return 0, false, false
+}
+
 // Marshal encodes the option.
 func (o Option) Marshal() ([]byte, error) { return o.Append(nil) }
 
 // Parse decodes the option at the start of b (b may continue past it).
-// It rejects the whole option, as every reader must, when the kind, ExID,
-// length or version is wrong, when the hop count exceeds the slots, or when
+// It reads header versions 0 and 1 and rejects the whole option, as every
+// reader must, when the kind, ExID, length or version is wrong, when the hop count exceeds the slots, or when
 // b ends before the option does. Records with a bad rate code are kept as
 // they are on the wire; Hops drops them.
 func Parse(b []byte) (Option, error) {
@@ -77,17 +114,19 @@ func Parse(b []byte) (Option, error) {
 		return Option{}, fmt.Errorf("parse INT option: length %d: %w", l, ErrLength)
 	}
 	hdr := b[4]
-	if hdr>>6 != Version {
+	hops, ue, ok := headerHops(hdr)
+	if !ok {
 		return Option{}, fmt.Errorf("parse INT option: version %d: %w", hdr>>6, ErrVersion)
 	}
-	hops := int(hdr & HopsMask)
 	if hops > slots {
 		return Option{}, fmt.Errorf("parse INT option: %d hops in %d slots: %w", hops, slots, ErrHops)
 	}
 	o := Option{
-		Echo:     hdr&HdrEcho != 0,
-		Overflow: hdr&HdrOvfl != 0,
-		Slots:    slots,
+		Version:      hdr >> 6,
+		Echo:         hdr&HdrEcho != 0,
+		Overflow:     hdr&HdrOvfl != 0,
+		Undetermined: ue,
+		Slots:        slots,
 	}
 	if hops > 0 {
 		o.Records = make([]Record, hops)

@@ -103,8 +103,12 @@ func TestOptionRoundTrip(t *testing.T) {
 	recs := []Record{{8, 1, 2, 3}, {12, 100, TxMask, TSMask}, {20, QlenMax, 0, 1}, {1, 0, 0, 0}, {17, 7, 7, 7}}
 	for slots := 0; slots <= MaxHops; slots++ {
 		for hops := 0; hops <= slots; hops++ {
-			for _, flags := range []struct{ echo, ovfl bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-				o := Option{Echo: flags.echo, Overflow: flags.ovfl, Slots: slots}
+			for _, flags := range []struct {
+				version        uint8
+				echo, ovfl, ue bool
+			}{{0, false, false, false}, {0, true, false, false}, {0, false, true, false}, {0, true, true, false},
+				{V1, false, false, false}, {V1, false, false, true}, {V1, true, false, true}, {V1, true, true, true}} {
+				o := Option{Version: flags.version, Echo: flags.echo, Overflow: flags.ovfl, Undetermined: flags.ue, Slots: slots}
 				if hops > 0 {
 					o.Records = recs[:hops]
 				}
@@ -160,9 +164,13 @@ func TestParseRejects(t *testing.T) {
 		{"length beyond 40", append(mod(func(b []byte) []byte { b[1] = 47; return b }), make([]byte, 40)...), ErrLength},
 		{"length 4", []byte{253, 4, 0xcc, 0x1a}, ErrLength},
 		{"length 3", []byte{253, 3, 0xcc}, ErrLength},
-		{"version 1", mod(func(b []byte) []byte { b[4] |= 0x40; return b }), ErrVersion},
+		{"version 2", mod(func(b []byte) []byte { b[4] |= 0x80; return b }), ErrVersion},
+		{"version 3", mod(func(b []byte) []byte { b[4] |= 0xc0; return b }), ErrVersion},
 		{"hops beyond slots", mod(func(b []byte) []byte { b[4] = b[4]&^HopsMask | 3; return b }), ErrHops},
 		{"hops 15", mod(func(b []byte) []byte { b[4] |= HopsMask; return b }), ErrHops},
+		// v1: 3 hop bits; U set and 3 hops is 0x0b, which v0 would read as 11 hops.
+		{"v1 hops beyond slots", mod(func(b []byte) []byte { b[4] = 0x40 | HdrUE | 3; return b }), ErrHops},
+		{"v1 hops 7", mod(func(b []byte) []byte { b[4] = 0x40 | 7; return b }), ErrHops},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,7 +197,42 @@ func TestBadRecordsDropped(t *testing.T) {
 	}
 }
 
+// Version 1 (TCD): U sits where v0 has its highest hop bit; a v1 header
+// with U and 2 hops is 0x4a, and the same option without U 0x42. The hop
+// bits below U read the same in both versions.
+func TestOptionV1(t *testing.T) {
+	recs := []Record{{8, 1, 2, 3}, {12, 4, 5, 6}}
+	for _, tc := range []struct {
+		o   Option
+		hdr byte
+	}{
+		{Option{Version: V1, Undetermined: true, Slots: 3, Records: recs}, 0x4a},
+		{Option{Version: V1, Slots: 3, Records: recs}, 0x42},
+		{Option{Version: V1, Echo: true, Overflow: true, Undetermined: true, Slots: 2, Records: recs}, 0x7a},
+		{Option{Version: V1, Undetermined: true, Slots: 5}, 0x48},
+		{Option{Slots: 3, Records: recs}, 0x02},
+	} {
+		b, err := tc.o.Marshal()
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.o, err)
+		}
+		if b[4] != tc.hdr {
+			t.Errorf("%+v: header %#02x, want %#02x", tc.o, b[4], tc.hdr)
+		}
+		got, err := Parse(b)
+		if err != nil || !reflect.DeepEqual(got, tc.o) {
+			t.Errorf("%+v -> %x -> %+v, %v", tc.o, b, got, err)
+		}
+	}
+}
+
 func TestEncodeRejects(t *testing.T) {
+	if _, err := (Option{Undetermined: true, Slots: 1}).Marshal(); !errors.Is(err, ErrVersion) {
+		t.Fatalf("U in a v0 header: %v", err)
+	}
+	if _, err := (Option{Version: 2, Slots: 1}).Marshal(); !errors.Is(err, ErrVersion) {
+		t.Fatalf("version 2: %v", err)
+	}
 	if _, err := (Option{Slots: 6}).Marshal(); !errors.Is(err, ErrLength) {
 		t.Fatalf("6 slots: %v", err)
 	}

@@ -45,6 +45,10 @@ func samples() []sample {
 		sample{opt: Option{Echo: true, Overflow: true, Slots: 2, Records: recs(2)}},
 		sample{opt: Option{Slots: 3, Records: recs(1)}, tsOpt: true},
 		sample{opt: Option{Slots: 2, Records: []Record{{Rate: 0, Qlen: 1}, {Rate: 25, Qlen: 2}}}},
+		// v1 (TCD): U with 4 hops is 0x4c, which a v0 reader would take for 12 hops.
+		sample{opt: Option{Version: V1, Undetermined: true, Slots: MaxHops, Records: recs(4)}},
+		sample{opt: Option{Version: V1, Slots: MaxHops, Records: recs(2)}},
+		sample{opt: Option{Version: V1, Echo: true, Undetermined: true, Slots: 3, Records: recs(3)}},
 		sample{foreign: true},
 	)
 	return ss

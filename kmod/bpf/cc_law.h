@@ -4,8 +4,9 @@
  * The includer defines LAW_NAME (the law's C prefix and its congestion
  * control name: law_table.h gives its id) and LAW_USES_INT (reads the
  * INT echo), LAW_PATH_HOPS (takes its path's hop count at init from the
- * table cclab_path_hops: <law>_set_path_hops()), LAW_USES_ECN (DCTCP, DCQCN) and LAW_IN_PRIV (its state fits the
- * socket's private area, see CCLAB_IN_PRIV) as needed. All the control
+ * table cclab_path_hops: <law>_set_path_hops()), LAW_USES_ECN (DCTCP, DCQCN), LAW_IN_PRIV (its state fits the
+ * socket's private area, see CCLAB_IN_PRIV) and LAW_READS_UE (TCD's UE
+ * flag of the INT echo, when the law's tcd parameter is 1) as needed. All the control
  * is the law core's (kmod/law/); this file only moves data between the
  * kernel's callbacks and law_ack / law_out:
  *
@@ -98,9 +99,13 @@ struct {
 } cclab_path_hops SEC(".maps");
 #endif
 
-#ifdef LAW_USES_INT
+#if defined(LAW_USES_INT) || defined(LAW_READS_UE)
 #include "int_echo.h"
-/* Written by the INT host agent (tcopt/), shared through the pin. */
+/*
+ * Written by the INT host agent (tcopt/), shared through the pin. A
+ * LAW_READS_UE law (TCD: TIMELY, DCQCN) looks only at its UE flag, and
+ * only with its tcd parameter on.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -281,6 +286,16 @@ void CCLAB_PROG(GLUE(cong_control), struct sock *sk, __u32 ack, int flag,
 		       tp->snd_una, tp->snd_nxt, tp->snd_cwnd, tp->mss_cache,
 		       rs->rtt_us, cclab_cwnd_limited(tp), &cs->ece);
 	cs->prior_snd_una = a.snd_una;
+#ifdef LAW_USES_INT
+	glue_echo_ue(&a, a.echo);
+#elif defined(LAW_READS_UE)
+	/* p->tcd is frozen .rodata: without TCD the lookup is dead code. */
+	if (p->tcd) {
+		struct int_echo_sock *es = bpf_sk_storage_get(&cclab_int_echo, sk, 0, 0);
+
+		glue_echo_ue(&a, es ? &es->echo : NULL);
+	}
+#endif
 	LAW(_on_ack)(&cs->law, p, &a, &out);
 	cclab_apply(sk, cs, &out, rs->acked_sacked);
 	cclab_trace(sk, LAW_ID, &a, &out);

@@ -6,4 +6,5 @@
 #define LAW_NAME dcqcn
 #define LAW_USES_ECN
 #define LAW_IN_PRIV
+#define LAW_READS_UE
 #include "cc_law.h"

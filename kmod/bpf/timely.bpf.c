@@ -5,4 +5,5 @@
 /* timely as a struct_ops tcp_congestion_ops: kmod/law/timely.h through cc_law.h. */
 #define LAW_NAME timely
 #define LAW_IN_PRIV
+#define LAW_READS_UE
 #include "cc_law.h"

@@ -36,6 +36,23 @@
  * DCQCN_EVENTS_MAX increase events before a window-end CNP and as many
  * after it; an expiry past the clock's end never comes: rate_law.h).
  * DCQCN has no window: the window is the cap only.
+ *
+ * DCQCN+TCD (tcd = 1; docs/lossless.md). The TCD fragment's only words on
+ * it: "Decreasing the rate of congested flows aggressively and adjusting
+ * the rate of undetermined flows gently". cclab's reading: a congested
+ * flow (CE, so a CNP) is cut as DCQCN cuts, unchanged (DCQCN's own
+ * reaction is the aggressive one; the fragment gives DCQCN no new
+ * factor). An undetermined flow (an ACK with LAW_ACK_UE and no ECE, no
+ * CNP pending) is adjusted, gently: at most once per N (cnp_ns, timed
+ * apart from the CNPs, so that U never delays a CNP),
+ *	RT = RC;  RC = RC * (1 - alpha / 4)	(half a CNP's cut)
+ *	alpha unchanged (U says the queue is not this flow's congestion:
+ *	alpha, the extent of congestion, is not raised; its timer runs on)
+ *	T = BC = 0, byte counter and rate timer restart (fast recovery
+ *	back toward RT, as after a CNP)
+ * A cut, not nothing: the fragment says "adjusting", and the pause that
+ * makes a port undetermined does slow the flow's path. tcd 0 is DCQCN as
+ * above, whatever the ACK carries.
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_DCQCN_H
@@ -56,6 +73,7 @@ struct dcqcn_params {
 	__u32 min_rate_kbps;	/* 0 = HostBw / 100 */
 	__u32 max_cwnd_bytes;	/* the window: a cap only */
 	__u32 init_rate_kbps;	/* RC = RT at the start; 0 = HostBw */
+	__u32 tcd;		/* DCQCN+TCD: gentle cut on UE without CE */
 };
 
 struct dcqcn_state {
@@ -72,7 +90,9 @@ struct dcqcn_state {
 	__u8 cnp_seen;		/* a CNP was sent (at any time, 0 included) */
 	__u8 cnp_pending;	/* a mark came within N of the last CNP: one
 				 * more at last_cnp_ns + N */
-	__u8 pad[5];
+	__u8 ue_seen;		/* TCD: a UE cut happened (last_ue_ns valid) */
+	__u8 pad[4];
+	__u64 last_ue_ns;	/* TCD: the last UE cut's time */
 };
 
 /* The window cap in force: the replay's and the tests' bound. */
@@ -208,6 +228,28 @@ LAW_INLINE void dcqcn_cnp(struct dcqcn_state *s, const struct dcqcn_params *p,
 	s->started = 1;
 }
 
+/*
+ * TCD's gentle cut of an undetermined flow at time at (the header's
+ * DCQCN+TCD): half a CNP's cut, alpha kept, counters and the rate timer
+ * restarted.
+ */
+LAW_INLINE void dcqcn_ue_cut(struct dcqcn_state *s, const struct dcqcn_params *p,
+			     __u64 at)
+{
+	s->rt_Bps = s->rc_Bps;
+	s->rc_Bps = law_max64(s->rc_Bps * (4 * LAW_PPM - s->alpha_ppm) /
+			      (4 * LAW_PPM), dcqcn_min_Bps(p));
+	s->t = 0;
+	s->bc = 0;
+	s->bc_bytes = 0;
+	s->timer_next_ns = rate_law_time_add(at, law_max64(p->timer_ns, 1));
+	if (!s->started)	/* the limiter starts, alpha's timer with it */
+		s->alpha_next_ns = rate_law_time_add(at, law_max64(p->alpha_ns, 1));
+	s->last_ue_ns = at;
+	s->ue_seen = 1;
+	s->started = 1;
+}
+
 /* Time from the last CNP to now (0 when the clock went back). */
 LAW_INLINE __u64 dcqcn_since_cnp(const struct dcqcn_state *s, __u64 now)
 {
@@ -285,6 +327,11 @@ LAW_INLINE void dcqcn_on_ack(struct dcqcn_state *s,
 		} else {
 			s->cnp_pending = 1;
 		}
+	} else if (p->tcd && (ack->flags & LAW_ACK_UE) && !s->cnp_pending &&
+		   (!s->ue_seen || now < s->last_ue_ns ||
+		    now - s->last_ue_ns >= p->cnp_ns)) {
+		dcqcn_ue_cut(s, p, now);
+		out->trace |= LAW_TR_RTT_UPDATE;
 	}
 	out->trace |= rate_law_trace(old, s->rc_Bps);
 	dcqcn_output(s, p, mss, out);

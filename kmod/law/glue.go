@@ -81,6 +81,20 @@ func AckInput(s SocketACK, ece bool) (Ack, bool) {
 	}, e != 0
 }
 
+// EchoUE is glue_echo_ue: whether the law's ACK gets LAW_ACK_UE from the
+// socket's newest echo (nil: none).
+func EchoUE(e *Echo) bool {
+	var ca C.struct_law_ack
+	if e == nil {
+		C.glue_echo_ue(&ca, nil)
+	} else {
+		var ce C.struct_int_echo
+		echoToC(e, &ce)
+		C.glue_echo_ue(&ca, &ce)
+	}
+	return ca.flags&C.LAW_ACK_UE != 0
+}
+
 // CEEcho is one receiving socket's state of glue_ce_event.
 type CEEcho struct {
 	state      C.__u8

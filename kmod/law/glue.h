@@ -26,7 +26,7 @@
  * would never yield to a competing flow.
  *
  * ECN: the laws that read marks (DCTCP, DCQCN) get them in law_ack; CWR is the
- * kernel's. Pacing: the law's rate when it paces (law_out.pacing_rate),
+ * kernel's. TCD's UE likewise (glue_echo_ue), from the INT echo. Pacing: the law's rate when it paces (law_out.pacing_rate),
  * bounded by the socket's maximum. A law that does not pace (DCTCP, Swift
  * above one segment) leaves the socket unpaced, but its sk_pacing_rate is
  * still the kernel's estimate, glue_unpaced_rate(): both builds replace
@@ -226,6 +226,18 @@ LAW_INLINE void glue_ack_input(struct law_ack *a, __u64 now_ns,
 	}
 	if (!cwnd_limited)
 		a->flags |= LAW_ACK_NOT_CWND_LIMITED;
+}
+
+/*
+ * TCD's UE (law.h LAW_ACK_UE) from the newest INT echo: U, OR-ed by the
+ * receiver's agent over the segments since its previous echo. Every pure
+ * ACK carries an echo, so the newest is this ACK's (or an identical one
+ * the kernel coalesced with it). e NULL or never written: none.
+ */
+LAW_INLINE void glue_echo_ue(struct law_ack *a, const struct int_echo *e)
+{
+	if (e && e->count && (e->flags & INT_ECHO_UE))
+		a->flags |= LAW_ACK_UE;
 }
 
 /*

@@ -125,6 +125,26 @@ func TestGlueAckInput(t *testing.T) {
 	}
 }
 
+// TCD's UE reaches the law only from an echo with U that was written
+// (count > 0); the overflow flag is not U.
+func TestGlueEchoUE(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    *Echo
+		want bool
+	}{
+		{"no echo", nil, false},
+		{"echo with U", &Echo{Count: 3, UE: true}, true},
+		{"echo without U", &Echo{Count: 3}, false},
+		{"overflow only", &Echo{Count: 3, Overflow: true}, false},
+		{"never written", &Echo{UE: true}, false},
+	} {
+		if got := EchoUE(c.e); got != c.want {
+			t.Errorf("%s: UE %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // The receiver's exact CE echo (RFC 8257 3.2): a change of state with a
 // delayed ACK pending first acknowledges the earlier segments with the old
 // state, up to the rcv_nxt before this segment; any change acknowledges at

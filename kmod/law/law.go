@@ -90,13 +90,14 @@ const (
 	TraitPriv   Traits = C.LAW_T_PRIV
 	TraitHops   Traits = C.LAW_T_HOPS
 	TraitModule Traits = C.LAW_T_MODULE
+	TraitUE     Traits = C.LAW_T_UE
 )
 
 // traitNames name the traits as `cclab law list` and scripts/laws do.
 var traitNames = []struct {
 	t    Traits
 	name string
-}{{TraitINT, "int"}, {TraitECN, "ecn"}, {TraitQCN, "qcn"}, {TraitPriv, "priv"}, {TraitHops, "hops"}, {TraitModule, "module"}}
+}{{TraitINT, "int"}, {TraitECN, "ecn"}, {TraitQCN, "qcn"}, {TraitPriv, "priv"}, {TraitHops, "hops"}, {TraitModule, "module"}, {TraitUE, "ue"}}
 
 // Names lists the traits set, by their names.
 func (t Traits) Names() []string {
@@ -319,6 +320,7 @@ type Echo struct {
 	ArrivedNs uint64
 	Count     uint32
 	Overflow  bool
+	UE        bool  // TCD's U (INT_ECHO_UE)
 	Hops      []Hop // at most MaxHops
 	// The newest QCN feedback record the socket took (tcopt/README.md):
 	// QCNCount counts the distinct records so far (a change is a new
@@ -335,7 +337,10 @@ const QCNFbMax = int(C.INT_QCN_FB_MAX)
 func echoToC(e *Echo, ce *C.struct_int_echo) {
 	ce.arrived_ns, ce.count, ce.nhops = C.__u64(e.ArrivedNs), C.__u32(e.Count), C.__u8(len(e.Hops))
 	if e.Overflow {
-		ce.flags = C.INT_HDR_OVERFLOW
+		ce.flags = C.INT_ECHO_OVERFLOW
+	}
+	if e.UE {
+		ce.flags |= C.INT_ECHO_UE
 	}
 	for i, h := range e.Hops {
 		ce.hop[i] = C.struct_int_hop{qlen: C.__u32(h.Qlen), tx_bytes: C.__u32(h.TxBytes),
@@ -357,7 +362,9 @@ type Ack struct {
 	ECE        bool
 	// NotCwndLimited: the window did not limit sending (LAW_ACK_NOT_CWND_LIMITED).
 	NotCwndLimited bool
-	Echo           *Echo // nil: no echo
+	// UE: TCD's undetermined mark came in the INT echo (LAW_ACK_UE).
+	UE   bool
+	Echo *Echo // nil: no echo
 }
 
 // Out is a law's answer to one ACK (struct law_out).
@@ -420,6 +427,9 @@ func (c *Controller) OnAck(a Ack) (Out, error) {
 	}
 	if a.NotCwndLimited {
 		ca.flags |= C.LAW_ACK_NOT_CWND_LIMITED
+	}
+	if a.UE {
+		ca.flags |= C.LAW_ACK_UE
 	}
 	var echo *C.struct_int_echo
 	if a.Echo != nil {
@@ -531,6 +541,9 @@ func NewAckBatch(acks []Ack) (*AckBatch, error) {
 		}
 		if a.NotCwndLimited {
 			b.acks[i].flags |= C.LAW_ACK_NOT_CWND_LIMITED
+		}
+		if a.UE {
+			b.acks[i].flags |= C.LAW_ACK_UE
 		}
 		if a.Echo != nil {
 			b.has[i] = 1

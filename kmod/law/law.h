@@ -79,6 +79,13 @@
  * a window that grows while unused says nothing about the path.
  */
 #define LAW_ACK_NOT_CWND_LIMITED	0x2
+/*
+ * TCD's UE (docs/lossless.md): the newest INT echo carried U, so a port
+ * on the flow's path was in the undetermined state (paused, or ON for
+ * less than max(T_on)) and did not CE-mark. Set by the glue from the
+ * echo (glue_echo_ue) for the laws that read it (LAW_T_UE).
+ */
+#define LAW_ACK_UE		0x4
 
 /*
  * One ACK, as the glue (struct_ops, module, replay) hands it to a law.

@@ -40,6 +40,7 @@
 #define LAW_T_PRIV	8	/* its state fits the socket's private area: the BPF build keeps no socket storage */
 #define LAW_T_HOPS	16	/* takes its path's hop count from the path table (cclab_path_hops) at init */
 #define LAW_T_MODULE	32	/* has a kernel-module build, kmod/tcp_<name>.c */
+#define LAW_T_UE	64	/* reads TCD's UE from the INT echo (LAW_ACK_UE) when its tcd parameter is 1: such a run stamps INT v1 */
 
 #define LAW_TABLE(X)								\
 	X(1, powertcp, POWERTCP, "norm_power", LAW_T_INT | LAW_T_MODULE)	\
@@ -48,8 +49,9 @@
 	X(3, hpcc, HPCC, "U", LAW_T_INT | LAW_T_MODULE)				\
 	X(4, swift, SWIFT, "delay", LAW_T_PRIV | LAW_T_HOPS | LAW_T_MODULE)	\
 	X(5, dctcp, DCTCP, "alpha", LAW_T_ECN | LAW_T_PRIV)			\
-	X(6, timely, TIMELY, "grad1", LAW_T_PRIV | LAW_T_MODULE)		\
-	X(7, dcqcn, DCQCN, "alpha", LAW_T_ECN | LAW_T_PRIV | LAW_T_MODULE)	\
+	X(6, timely, TIMELY, "grad1", LAW_T_PRIV | LAW_T_MODULE | LAW_T_UE)	\
+	X(7, dcqcn, DCQCN, "alpha",						\
+	  LAW_T_ECN | LAW_T_PRIV | LAW_T_MODULE | LAW_T_UE)			\
 	X(8, qcn, QCN, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)	\
 	X(9, qcn_t, QCN_T, "fb", LAW_T_INT | LAW_T_QCN | LAW_T_PRIV | LAW_T_MODULE)
 
@@ -183,12 +185,14 @@
 	  "T_high: above it, decrease by T_high/RTT (paper: 500 us)")		\
 	P(TIMELY, alpha_ppm, alpha_ppm, "ppm", 875000, 1, 1000000, 0,		\
 	  "alpha, the EWMA weight of the newest RTT difference (0.875)")	\
-	P(TIMELY, beta_ppm, beta_ppm, "ppm", 800000, 1, 1000000, 0,			\
-	  "beta, the multiplicative decrease (0.8)")				\
+	P(TIMELY, beta_ppm, beta_ppm, "ppm", 800000, 1, 1600000, 0,			\
+	  "beta, the multiplicative decrease (0.8; TIMELY+TCD: 1.6)")		\
 	P(TIMELY, hai_n, hai_n, "completions", 5, 1, 1000, 0,			\
 	  "N: after N completions with a negative gradient, hyper-active increase by N*delta (5)") \
 	P(TIMELY, delta_kbps, delta_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "delta, the additive step; 0 = HostBw/1000 (10 Mbit/s at 10 Gbit/s)") \
+	P(TIMELY, tcd, tcd, "0/1", 0, 0, 1, 0,					\
+	  "TCD: 1 = no rate cut on a UE-marked ACK with a positive gradient, T_low < RTT < T_high (the TCD fragment; with beta_ppm 1600000)") \
 	LAW_RATE_LAW_PARAMS(P, TIMELY)
 
 #define DCQCN_PARAMS(P)								\
@@ -208,6 +212,8 @@
 	  "R_AI, the additive step; 0 = HostBw/1000 (40 Mbit/s at 40 Gbit/s)")	\
 	P(DCQCN, rhai_kbps, rhai_kbps, "kbit/s", 0, 0, 800000000, 0,		\
 	  "R_HAI, the hyper step; 0 = 10*R_AI")					\
+	P(DCQCN, tcd, tcd, "0/1", 0, 0, 1, 0,					\
+	  "TCD: 1 = a UE-marked ACK without CE cuts gently, at most once per N: half a CNP's cut, alpha unchanged (cclab's reading of the TCD fragment)") \
 	LAW_RATE_LAW_PARAMS(P, DCQCN)
 
 /* QCN's and QCN-T's reaction point (qcn.h): the steps they share. */

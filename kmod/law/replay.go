@@ -94,7 +94,7 @@ func ReplayWith(ctx context.Context, st Stepper, p *Params, events []Event, mss 
 			segMSS = ev.MSS
 		}
 		ack := Ack{
-			NowNs: ev.TimeNs, AckedBytes: ev.Acked, ECEBytes: ev.ECEBytes, ECE: ev.ECE, NotCwndLimited: ev.NotCwndLimited,
+			NowNs: ev.TimeNs, AckedBytes: ev.Acked, ECEBytes: ev.ECEBytes, ECE: ev.ECE, NotCwndLimited: ev.NotCwndLimited, UE: ev.UE,
 			CwndSegs: out.CwndSegs, MSS: segMSS, SndNxt: sndNxt, SndUna: sndUna, RTTus: ev.RTTus,
 		}
 		// The socket's echo keeps the newest QCN record until another comes.

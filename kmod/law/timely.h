@@ -24,6 +24,18 @@
  * sample (its difference 0). Starts at line rate, or at init_rate_kbps.
  * The rate is the pacing rate; TIMELY has no window, so the window is the
  * cap only.
+ *
+ * TIMELY+TCD (tcd = 1; docs/lossless.md), the TCD fragment's rule:
+ * "senders do not update the sending rate if the gradient is above zero
+ * (T_low < RTT < T_high) and the packet is marked with UE simultaneously.
+ * We change the rate reduction factor beta from default 0.8 to 1.6 to
+ * decrease the rate of congested flows aggressively." So with tcd on, a
+ * completion whose ACK has LAW_ACK_UE, with T_low < new_rtt < T_high
+ * (strictly) and g > 0, leaves the rate as it is (the gradient's EWMA is
+ * still updated: it is a measurement, not a rate); beta is the beta_ppm
+ * parameter, which TIMELY+TCD sets to 1600000 (range up to 1.6: the
+ * factor 1 - beta * g is floored at 0, and beta * g <= 1.6e6 * 1e9 <
+ * 2^51 fits). tcd 0 is TIMELY as above, whatever the ACK carries.
  * Included by law.h.
  */
 #ifndef CCLAB_LAW_TIMELY_H
@@ -44,6 +56,7 @@ struct timely_params {
 	__u32 max_cwnd_bytes;	/* the window: a cap only */
 	__u32 init_rate_kbps;	/* the starting rate; 0 = HostBw */
 	__u32 seg_bytes;	/* a completion per segment; 0 = once per RTT */
+	__u32 tcd;		/* TIMELY+TCD: no cut on UE with T_low < RTT < T_high */
 };
 
 struct timely_state {
@@ -145,7 +158,10 @@ LAW_INLINE __u32 timely_next_seq(const struct timely_state *s,
 			   (__u32)(((__u64)d / p->seg_bytes + 1) * p->seg_bytes));
 }
 
-/* rate * (1 - beta * x), x in ppm, the factor floored at 0. */
+/*
+ * rate * (1 - beta * x), x in ppm, the factor floored at 0. beta up to
+ * 1.6e6 ppm, x capped at 1e9 ppm: the product < 2^51 fits.
+ */
 LAW_INLINE __u64 timely_cut(__u64 rate, __u32 beta_ppm, __u64 x_ppm)
 {
 	__u64 bx = law_min64(x_ppm, LAW_SIGNAL_MAX_PPM) * beta_ppm / LAW_PPM;
@@ -196,6 +212,9 @@ LAW_INLINE void timely_on_ack(struct timely_state *s,
 	} else if (s->rtt_diff_neg || !grad) {
 		rate += (s->neg_grads >= p->hai_n ? p->hai_n : 1) *
 			timely_delta_Bps(p);
+	} else if (p->tcd && (ack->flags & LAW_ACK_UE) &&
+		   rtt > p->t_low_ns && rtt < p->t_high_ns) {
+		out->trace |= LAW_TR_HOLD;	/* TCD: undetermined, no update */
 	} else {
 		rate = timely_cut(rate, p->beta_ppm, grad);
 	}

@@ -20,15 +20,17 @@ type Event struct {
 	// NotCwndLimited: the window did not limit sending (column
 	// not_cwnd_limited).
 	NotCwndLimited bool
-	RTTus          uint32
-	SndNxt         *uint32 // nil: the replay keeps snd_nxt = snd_una + cwnd
-	SndUna         *uint32 // nil: the replay advances snd_una by acked
-	MSS            uint32  // 0: the replay's MSS
-	EchoSeq        *uint32 // nil: every row with hops is a new echo
-	EchoAgeNs      uint64
-	Hops           []TraceHop // empty: no echo on this ACK (unless a QCN cell)
-	QCNFb          uint8      // a new QCN feedback's |Fb|, 0 = none on this row
-	QCNCount       *uint32    // nil: each row with QCNFb is a new record
+	// UE: TCD's undetermined mark came in the echo (column ue, LAW_ACK_UE).
+	UE        bool
+	RTTus     uint32
+	SndNxt    *uint32 // nil: the replay keeps snd_nxt = snd_una + cwnd
+	SndUna    *uint32 // nil: the replay advances snd_una by acked
+	MSS       uint32  // 0: the replay's MSS
+	EchoSeq   *uint32 // nil: every row with hops is a new echo
+	EchoAgeNs uint64
+	Hops      []TraceHop // empty: no echo on this ACK (unless a QCN cell)
+	QCNFb     uint8      // a new QCN feedback's |Fb|, 0 = none on this row
+	QCNCount  *uint32    // nil: each row with QCNFb is a new record
 }
 
 // TraceHop is one hop record of a trace row, before wrap-around: queue
@@ -164,6 +166,7 @@ func parseRow(rec []string, col map[string]int, line int) (Event, error) {
 	ev.ECEBytes = r.u32("ece")
 	ev.ECE = r.u32("ece_flag") != 0
 	ev.NotCwndLimited = r.u32("not_cwnd_limited") != 0
+	ev.UE = r.u32("ue") != 0
 	ev.RTTus = r.u32("rtt_us")
 	ev.SndNxt = r.optU32("snd_nxt")
 	ev.SndUna = r.optU32("snd_una")

@@ -149,6 +149,12 @@ func (q *QCN) UnmarshalYAML(n *yaml.Node) error {
 	return decodeNoted(n, (*plain)(q), &q.Line, &q.set)
 }
 
+// UnmarshalYAML: decodeNoted (validate requires both fields).
+func (c *TCD) UnmarshalYAML(n *yaml.Node) error {
+	type plain TCD
+	return decodeNoted(n, (*plain)(c), &c.Line, &c.set)
+}
+
 // UnmarshalYAML decodes strictly and remembers the line. A variant's
 // marking is not its own field: say where it goes.
 func (v *VariantSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -556,6 +562,7 @@ func (sw *Switch) validate(p *problems, h *Hosts, compare []string) {
 	checkThreshold(p, sw.Line, "switch ecn_threshold", sw.ECNThreshold)
 	sw.ECNRed.validate(p)
 	sw.QCN.validate(p, sw.INT)
+	sw.TCD.validate(p, sw.INT)
 	if sw.INTAll && !sw.INT {
 		p.add(sw.Line, "switch: int_all without int: true stamps nothing")
 	}
@@ -614,6 +621,32 @@ func (q *QCN) validate(p *problems, intOn bool) {
 		p.add(q.Line, "qcn: qeq %v and sample %v must be in 1B..%v", q.Qeq, q.Sample, most)
 	}
 }
+
+// validate checks TCD's two values, both required; its U rides in the INT
+// option, so INT must be on.
+func (c *TCD) validate(p *problems, intOn bool) {
+	if c == nil {
+		return
+	}
+	if !c.set["max_ton"] || !c.set["threshold"] {
+		p.add(c.Line, "tcd: give max_ton, max(T_on), and threshold, the queue K above which a port is undetermined or congested (the TCD fragment gives neither: docs/lossless.md)")
+		return
+	}
+	if !intOn {
+		p.add(c.Line, "tcd: the undetermined mark (U) rides in the INT option: set int: true in the switch section")
+	}
+	if c.MaxTon.D() <= 0 || c.MaxTon.D() > MaxTCDMaxTon {
+		p.add(c.Line, "tcd: max_ton %v is outside 1ns..%v", c.MaxTon.D(), MaxTCDMaxTon)
+	}
+	if c.Threshold == 0 {
+		p.add(c.Line, "tcd: threshold must be above 0B")
+	}
+	checkThreshold(p, c.Line, "tcd threshold", c.Threshold)
+}
+
+// MaxTCDMaxTon bounds TCD's max(T_on): far above any pause pattern here
+// (a 1 ms link's ON-OFF period is milliseconds).
+const MaxTCDMaxTon = 10 * time.Second
 
 // validate fills RED's default pmax and checks the profile. Kmin and
 // Kmax have no default: the papers' bytes are for their rates and delays,

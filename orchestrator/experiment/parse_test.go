@@ -151,8 +151,24 @@ switch:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, from := e.Switch.Profile("bbr"); from != "switch" || p.ECNThreshold != 75_000 || p.ECNRed != nil {
+	if p, from := e.Switch.Profile("bbr"); from != "switch" || p.ECNThreshold != 75_000 || p.ECNRed != nil || p.TCD != nil {
 		t.Fatalf("step profile %+v from %s", p, from)
+	}
+
+	// TCD is the switch's, in every compared name's profile (its own too).
+	e, err = Parse("f.yaml", []byte(good+`switch:
+  int: true
+  tcd: {max_ton: 2ms, threshold: 75KB}
+  ecn_profiles:
+    cubic: {ecn_threshold: 30KB}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []string{"cubic", "bbr"} {
+		if p, _ := e.Switch.Profile(cc); p.TCD == nil || p.TCD.MaxTon.D() != 2*time.Millisecond || p.TCD.Threshold != 75_000 {
+			t.Errorf("%s: TCD %+v, want max_ton 2ms threshold 75KB", cc, p.TCD)
+		}
 	}
 }
 
@@ -215,6 +231,12 @@ func TestParseBad(t *testing.T) {
 		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {ecn_threshold: 30KB, ecn_red: {kmin: 1KB, kmax: 2KB}}\n", "f.yaml:6: switch ecn_profiles cubic: ecn_threshold and ecn_red both given"},
 		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  ecn_profiles:\n    cubic: {}\n", "f.yaml:6: switch ecn_profiles cubic: give ecn_threshold (0B: no marking) or ecn_red, and/or qcn"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {sample: 150KB}\n", "f.yaml:5: qcn: give qeq"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  tcd: {max_ton: 2ms, threshold: 75KB}\n", "f.yaml:4: tcd: the undetermined mark (U) rides in the INT option: set int: true"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  tcd: {max_ton: 2ms}\n", "f.yaml:5: tcd: give max_ton, max(T_on), and threshold"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  tcd: {max_ton: 0s, threshold: 75KB}\n", "f.yaml:5: tcd: max_ton 0s is outside 1ns..10s"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  tcd: {max_ton: 2ms, threshold: 0B}\n", "f.yaml:5: tcd: threshold must be above 0B"},
+		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  tcd: {max_ton: 2ms, threshold: 75KB, k: 1}\n", "f.yaml:5: unknown field \"k\""},
+		{"name: t\ntopology: x.yaml\ncompare: [cubic]\nswitch:\n  int: true\n  ecn_profiles:\n    cubic: {tcd: {max_ton: 2ms}}\n", "f.yaml:7: unknown field \"tcd\""},
 		{"name: t\ntopology: x.yaml\nswitch:\n  qcn: {qeq: 64KB}\n", "f.yaml:4: qcn: the congestion point's feedback rides in the INT option: set int: true"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 64KB, sample: 0B}\n", "f.yaml:5: qcn: qeq 64KB and sample 0B must be in"},
 		{"name: t\ntopology: x.yaml\nswitch:\n  int: true\n  qcn: {qeq: 1GB}\n", "f.yaml:5: qcn: qeq 1GB and sample 150KB must be in"},

@@ -190,6 +190,7 @@ type Switch struct {
 	ECNThreshold units.Size `yaml:"ecn_threshold" json:"ecn_threshold"` // CE-mark above K bytes at dequeue; 0: off
 	ECNRed       *RED       `yaml:"ecn_red" json:"ecn_red,omitempty"`   // or mark with RED's profile (not both)
 	QCN          *QCN       `yaml:"qcn" json:"qcn,omitempty"`           // every port a QCN congestion point (needs int)
+	TCD          *TCD       `yaml:"tcd" json:"tcd,omitempty"`           // every port judges TCD's ternary state (needs int), in every run
 	// ECNProfiles give compared congestion controls (variants included)
 	// a marking of their own, which replaces the three above in their runs.
 	ECNProfiles map[string]ECNProfile `yaml:"ecn_profiles" json:"ecn_profiles,omitempty"`
@@ -202,11 +203,13 @@ type Switch struct {
 // name's run: a step at ECNThreshold (0B: no marking) or ECNRed (one of
 // them), and QCN congestion points; at least one is given.
 type ECNProfile struct {
-	ECNThreshold units.Size      `yaml:"ecn_threshold" json:"ecn_threshold"`
-	ECNRed       *RED            `yaml:"ecn_red" json:"ecn_red,omitempty"`
-	QCN          *QCN            `yaml:"qcn" json:"qcn,omitempty"`
-	Line         int             `yaml:"-" json:"-"`
-	set          map[string]bool // the fields the file gives
+	ECNThreshold units.Size `yaml:"ecn_threshold" json:"ecn_threshold"`
+	ECNRed       *RED       `yaml:"ecn_red" json:"ecn_red,omitempty"`
+	QCN          *QCN       `yaml:"qcn" json:"qcn,omitempty"`
+	// TCD is the switch section's, whatever the profile (Profile fills it).
+	TCD  *TCD            `yaml:"-" json:"-"`
+	Line int             `yaml:"-" json:"-"`
+	set  map[string]bool // the fields the file gives
 }
 
 // RED is a probabilistic marking profile (DCQCN's switches): with q bytes
@@ -240,6 +243,21 @@ type QCN struct {
 	set    map[string]bool // the fields the file gives
 }
 
+// TCD makes every switch egress port judge TCD's ternary state
+// (docs/lossless.md, tcopt/intswitch): with q the bytes queued behind a
+// packet, non-congestion (q <= Threshold), undetermined (q > Threshold
+// and the port paused, or ON for less than MaxTon: U in the INT header,
+// no CE) or congestion (CE as the run's ECN marking decides). U rides in
+// the INT option (INT v1), so TCD needs int: true, and every run of the
+// experiment stamps INT. Both values are required: the TCD fragment gives
+// none (docs/lossless.md says how to choose them).
+type TCD struct {
+	MaxTon    units.Duration  `yaml:"max_ton" json:"max_ton_ns"`
+	Threshold units.Size      `yaml:"threshold" json:"threshold"`
+	Line      int             `yaml:"-" json:"-"`
+	set       map[string]bool // the fields the file gives
+}
+
 // DefaultQCNSample is the standard's sampling interval, QCN's default.
 const DefaultQCNSample = units.Size(150_000)
 
@@ -251,9 +269,10 @@ const DefaultREDPmax = Fraction(0.2)
 // from says which: "ecn_profiles.<cc>" or "switch".
 func (sw *Switch) Profile(cc string) (p ECNProfile, from string) {
 	if own, ok := sw.ECNProfiles[cc]; ok {
+		own.TCD = sw.TCD
 		return own, "ecn_profiles." + cc
 	}
-	return ECNProfile{ECNThreshold: sw.ECNThreshold, ECNRed: sw.ECNRed, QCN: sw.QCN, Line: sw.Line}, "switch"
+	return ECNProfile{ECNThreshold: sw.ECNThreshold, ECNRed: sw.ECNRed, QCN: sw.QCN, TCD: sw.TCD, Line: sw.Line}, "switch"
 }
 
 // An Entry is one item of the workload; exactly one of its kinds is set.

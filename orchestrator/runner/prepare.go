@@ -204,12 +204,13 @@ func lawOf(exp *experiment.Experiment, cc string) (law.Law, bool) {
 // stampsINT reports whether a run whose flows use the congestion controls
 // ccs stamps INT: the switch has INT on and one of their laws reads it
 // (law.UsesINT; a workload entry may pin one in another's run), or int_all
-// asks for it in every run.
+// asks for it in every run, or TCD is on (its U rides in the INT option
+// whatever the law).
 func stampsINT(exp *experiment.Experiment, ccs []string) bool {
 	if exp.Switch == nil || !exp.Switch.INT {
 		return false
 	}
-	if exp.Switch.INTAll {
+	if exp.Switch.INTAll || exp.Switch.TCD != nil {
 		return true
 	}
 	return slices.ContainsFunc(ccs, func(cc string) bool {

@@ -81,6 +81,8 @@ type PortMarkingJSON struct {
 	Pmax           float64 `json:"pmax,omitempty"`
 	QCNQeqBytes    uint64  `json:"qcn_qeq_bytes,omitempty"`
 	QCNSampleBytes uint64  `json:"qcn_sample_bytes,omitempty"`
+	TCDMaxTonNs    uint64  `json:"tcd_max_ton_ns,omitempty"`
+	TCDThreshold   uint64  `json:"tcd_threshold_bytes,omitempty"`
 }
 
 // switchMarking is an experiment's ECN profile as the switch takes it.
@@ -91,6 +93,9 @@ func switchMarking(p experiment.ECNProfile) intswitch.Marking {
 	}
 	if q := p.QCN; q != nil {
 		m.QCN = intswitch.QCN{Qeq: q.Qeq, Sample: q.Sample, Rate: q.Rate}
+	}
+	if c := p.TCD; c != nil {
+		m.TCD = intswitch.TCD{MaxTon: c.MaxTon.D(), Threshold: c.Threshold}
 	}
 	return m
 }
@@ -187,7 +192,8 @@ func (t *telemetry) portMarkings() ([]PortMarkingJSON, error) {
 	for i, port := range t.ports {
 		m := PortMarkingJSON{RateBps: port.Rate.BitsPerSecond(), ThresholdBytes: uint64(ms[i].Threshold),
 			KminBytes: uint64(ms[i].RED.Kmin), KmaxBytes: uint64(ms[i].RED.Kmax), Pmax: ms[i].RED.Pmax,
-			QCNQeqBytes: uint64(ms[i].QCN.Qeq), QCNSampleBytes: uint64(ms[i].QCN.Sample)}
+			QCNQeqBytes: uint64(ms[i].QCN.Qeq), QCNSampleBytes: uint64(ms[i].QCN.Sample),
+			TCDMaxTonNs: uint64(ms[i].TCD.MaxTon.Nanoseconds()), TCDThreshold: uint64(ms[i].TCD.Threshold)}
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}

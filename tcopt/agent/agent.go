@@ -42,12 +42,18 @@ type Options struct {
 	QCNSlot bool
 }
 
+// Echo.Flags (int_echo.h INT_ECHO_*).
+const (
+	EchoOverflow = tcopt.HdrOvfl // the path had more hops than slots
+	EchoUE       = 0x08          // TCD's U: a port on the path was undetermined since the previous echo
+)
+
 // Echo is one socket's newest echo, struct int_echo of int_echo.h.
 type Echo struct {
 	ArrivedNs uint64 // CLOCK_MONOTONIC ns when the echo was parsed
 	Count     uint32 // echoes parsed on this socket so far
 	NHops     uint8  // valid records in Hop, path order
-	Flags     uint8  // tcopt.HdrOvfl: the path had more hops than slots
+	Flags     uint8  // EchoOverflow, EchoUE
 	Pad       uint16
 	Hop       [tcopt.MaxHops]tcopt.Hop
 	QCNCount  uint32 // distinct QCN feedback records taken (tcopt/README.md)

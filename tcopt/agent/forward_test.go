@@ -87,4 +87,107 @@ func TestMalformedForwardIgnored(t *testing.T) {
 type fwdStore struct {
 	Len uint8
 	Opt [tcopt.MaxLen]byte
+	UE  uint8
 }
+
+// TestEchoORsUndetermined: TCD's U reaches the sender even when the
+// receiver's delayed ACK echoes only the newest forward option. Two small
+// in-order data segments are injected (raw socket, from the sender's
+// namespace) into a receiver in delayed-ACK mode: the first's forward
+// option is v1 with U, the second's v0 without. The first ACK of them
+// echoes U (a v1 header) even when it echoes the second's option, because
+// the agent ORs U over the segments since its last echo; later echoes do
+// not repeat it, and a third segment without U is echoed without U and in
+// its own version (v0).
+func TestEchoORsUndetermined(t *testing.T) {
+	const port = 5060
+	w := newWarmConn(t, port, 16<<10, atReceiver)
+	p, srv, cport := w.p, w.srv, w.cport
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw := rawSocket(t, p.snd)
+	last := w.quietAck(ctx, t, nil)
+	// Delayed ACKs (pingpong mode): two 10-byte segments are acknowledged
+	// together, about 40 ms later.
+	if err := unix.SetsockoptInt(fdOf(t, srv), unix.IPPROTO_TCP, unix.TCP_QUICKACK, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	r1, r2 := tcopt.NewRecord(8, 1500, 3000, 4000), tcopt.NewRecord(12, 0, 1, 2)
+	fwd := func(o tcopt.Option) []byte {
+		b, err := o.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	segs := [][]byte{
+		fwd(tcopt.Option{Version: tcopt.V1, Undetermined: true, Slots: 2, Records: []tcopt.Record{r1}}),
+		fwd(tcopt.Option{Slots: 2, Records: []tcopt.Record{r1, r2}}),
+	}
+	seq := last.Ack
+	inject := func(options []byte) {
+		ip := pkt.Build(pkt.Segment{Src: p.sndIP, Dst: p.rcvIP, SPort: cport, DPort: port,
+			Seq: seq, Ack: last.Seq, Flags: pkt.ACK, Window: 1000, Options: options, Payload: bytes.Repeat([]byte{'u'}, 10)})
+		seq += 10
+		if err := unix.Sendto(raw, ip, 0, &unix.SockaddrInet4{Addr: p.rcvIP.As4()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The receiver's echoes acknowledging up to ack, once one reaches it.
+	echoesUpTo := func(ack uint32) []tcopt.Option {
+		var got []tcopt.Option
+		err := w.capt.Wait(ctx, func(frames []pkt.Frame) bool {
+			got = got[:0]
+			reached := false
+			for _, f := range frames {
+				s, err := pkt.Parse(f.IP())
+				if err != nil || !f.Outgoing || s.SPort != port || len(s.Payload) != 0 ||
+					!seqAfter(s.Ack, last.Ack) || seqAfter(s.Ack, ack) {
+					continue
+				}
+				o, err := tcopt.Parse(tcopt.Find(s.Options))
+				if err != nil || !o.Echo {
+					t.Fatalf("ACK %d: no echo (%v)", s.Ack, err)
+				}
+				got = append(got, o)
+				reached = reached || s.Ack == ack
+			}
+			return reached
+		})
+		if err != nil {
+			t.Fatalf("no ACK of %d: %v", ack, err)
+		}
+		return got
+	}
+	for _, s := range segs {
+		inject(s)
+	}
+	first := echoesUpTo(seq)
+	// The first echo after the U segment has U; it is the newest option's
+	// (both records) when one ACK took both segments, as delayed ACKs do.
+	if o := first[0]; o.Version != tcopt.V1 || !o.Undetermined {
+		t.Errorf("the first ACK after the U segment echoes %+v: want v1 with U", o)
+	} else if len(o.Records) == 2 {
+		t.Logf("one ACK took both segments: U OR-ed into the newest option's echo")
+	}
+	// Once echoed, U is not repeated.
+	for _, o := range first[1:] {
+		if o.Undetermined {
+			t.Errorf("a later ACK echoes U again: %+v", o)
+		}
+	}
+	inject(fwd(tcopt.Option{Slots: 2, Records: []tcopt.Record{r2}}))
+	after := echoesUpTo(seq)[len(first):]
+	if len(after) == 0 {
+		t.Fatal("no ACK of the third segment")
+	}
+	for _, o := range after {
+		if o.Version != tcopt.Version || o.Undetermined || len(o.Records) != 1 {
+			t.Errorf("the ACK of a segment without U, after U was echoed, echoes %+v: want v0, 1 record", o)
+		}
+	}
+}
+
+// seqAfter: sequence number a is after b, modulo 2^32.
+func seqAfter(a, b uint32) bool { return int32(a-b) > 0 }

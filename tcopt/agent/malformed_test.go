@@ -73,7 +73,11 @@ func TestMalformedEchoesIgnored(t *testing.T) {
 		{"length 4", []byte{253, 4, 0xcc, 0x1a}, Stats{Malformed: 1}, nil},
 		{"hop count beyond slots", opt(hdr(12, echo|3), rec(t, good)), Stats{Malformed: 1}, nil},
 		{"hop count 15", opt(hdr(19, echo|15), rec(t, good), rec(t, good)), Stats{Malformed: 1}, nil},
-		{"version 1", opt(hdr(12, echo|0x40|1), rec(t, good)), Stats{Malformed: 1}, nil},
+		{"version 2", opt(hdr(12, echo|0x80|1), rec(t, good)), Stats{Malformed: 1}, nil},
+		{"version 3", opt(hdr(12, echo|0xc0|1), rec(t, good)), Stats{Malformed: 1}, nil},
+		// v1 (TCD) with U and 2 hops: 0x6a, which v0 would read as 10 hops.
+		{"v1 with U", opt(hdr(19, echo|0x40|tcopt.HdrUE|2), rec(t, good), rec(t, good2)), Stats{EchoesParsed: 1}, hops(t, good, good2)},
+		{"v1 without U", opt(hdr(12, echo|0x40|1), rec(t, good2)), Stats{EchoesParsed: 1}, hops(t, good2)},
 		{"bad rate codes", opt(hdr(19, echo|2), rec(t, bad0), rec(t, bad25)), Stats{BadRecords: 2}, nil},
 		{"valid", opt(hdr(19, echo|2), rec(t, good), rec(t, good2)), Stats{EchoesParsed: 1}, hops(t, good, good2)},
 		{"one bad record", opt(hdr(26, echo|tcopt.HdrOvfl|3), rec(t, bad25), rec(t, good2), rec(t, good)),
@@ -132,7 +136,11 @@ func TestMalformedEchoesIgnored(t *testing.T) {
 					t.Fatalf("hop %d = %+v, want %+v", i, e.Hop[i], h)
 				}
 			}
-			if wantFlags := tc.options[4] & tcopt.HdrOvfl; e.Flags != wantFlags {
+			wantFlags := tc.options[4] & tcopt.HdrOvfl
+			if tc.options[4]>>6 == tcopt.V1 && tc.options[4]&tcopt.HdrUE != 0 {
+				wantFlags |= EchoUE
+			}
+			if e.Flags != wantFlags {
 				t.Fatalf("flags %#x, want %#x", e.Flags, wantFlags)
 			}
 		})

@@ -41,6 +41,7 @@ type sockopsIntFwd struct {
 	_   structs.HostLayout
 	Len uint8
 	Opt [40]uint8
+	Ue  uint8
 }
 
 // Names of all BPF objects in the ELF.

@@ -35,10 +35,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } INT_ECHO_MAP_NAME SEC(".maps");
 
-/* The receiver's newest forward option, verbatim, for its next echo. */
+/*
+ * The receiver's newest forward option, verbatim, for its next echo, and
+ * TCD's U OR-ed over the forward options since the last echo written: a
+ * delayed ACK echoes only the newest option, and U must not be lost with
+ * the older ones (tcopt/README.md, "Header byte").
+ */
 struct int_fwd {
 	__u8 len;
 	__u8 opt[INT_OPT_MAX_LEN];
+	__u8 ue;
 };
 
 /*
@@ -122,8 +128,10 @@ static __always_inline struct int_fwd *stored_fwd(struct bpf_sock_ops *skops)
  */
 static __always_inline __u32 fwd_hops(const struct int_fwd *fwd)
 {
-	__u32 hops = fwd->opt[4] & INT_HDR_HOPS_MASK;
+	int hops = int_hdr_hops(fwd->opt[4]);
 
+	if (hops < 0)	/* never stored: parse_hdr_opt checks the version */
+		return 0;
 	return hops > INT_MAX_HOPS ? INT_MAX_HOPS : hops;
 }
 
@@ -158,15 +166,20 @@ static __always_inline long reserve_echo(struct bpf_sock_ops *skops,
 /*
  * Write the echo in the largest length that fits, k slots: the records,
  * then (qcn_echo_slot) the empty QCN slot, which stays while any slot
- * does; short of room the last records go (O set). Returns the records
- * dropped (0: all echoed), or -1 when nothing fits.
+ * does; short of room the last records go (O set). The header keeps the
+ * forward option's version and O; with ue (U seen since the last echo)
+ * it is v1 with U. Returns the records dropped (0: all echoed), or -1
+ * when nothing fits.
  */
-static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf)
+static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf,
+				       int ue)
 {
-	__u32 hops = buf[4] & INT_HDR_HOPS_MASK, want, recs, spare, i;
-	__u8 hdr = buf[4] & ~INT_HDR_HOPS_MASK;
-	int k;
+	int h = int_hdr_hops(buf[4]), k;
+	int v1 = ue || buf[4] >> INT_HDR_VERSION_SHIFT == INT_HDR_V1;
+	int ovfl = buf[4] & INT_HDR_OVERFLOW;
+	__u32 hops, want, recs, spare, i;
 
+	hops = h < 0 ? 0 : h;
 	if (hops > INT_MAX_HOPS)
 		hops = INT_MAX_HOPS;
 	want = echo_slots(hops);
@@ -183,8 +196,7 @@ static __always_inline long store_echo(struct bpf_sock_ops *skops, __u8 *buf)
 				buf[j] = 0;
 		}
 		buf[1] = INT_OPT_BASE_LEN + k * INT_REC_LEN;
-		buf[4] = hdr | INT_HDR_ECHO | recs |
-			 (recs < hops ? INT_HDR_OVERFLOW : 0);
+		buf[4] = int_hdr_make(v1, 1, ovfl || recs < hops, ue, recs);
 		if (!bpf_store_hdr_opt(skops, buf, INT_OPT_BASE_LEN +
 				       k * INT_REC_LEN, 0))
 			return hops - recs;
@@ -252,9 +264,11 @@ static __always_inline void write_hdr_opt(struct bpf_sock_ops *skops)
 	if (!fwd || !fwd->len)
 		return;
 	__builtin_memcpy(buf, fwd->opt, sizeof(buf));
-	ret = store_echo(skops, buf);
-	if (ret >= 0)
+	ret = store_echo(skops, buf, fwd->ue);
+	if (ret >= 0) {
+		fwd->ue = 0;	/* echoed: U starts again from the next segment */
 		count(INT_CNT_ECHO_WRITTEN, 1);
+	}
 	if (ret > 0)
 		count(INT_CNT_ECHO_TRUNCATED, 1);
 }
@@ -292,7 +306,7 @@ static __always_inline void parse_echo(struct bpf_sock_ops *skops,
 	if (hops && !n)
 		return;
 	e->nhops = n;
-	e->flags = buf[4] & INT_HDR_OVERFLOW;
+	e->flags = int_echo_flags(buf[4]);
 	e->arrived_ns = bpf_ktime_get_ns();
 	e->count++;
 	count(INT_CNT_ECHO_PARSED, 1);
@@ -306,8 +320,7 @@ static __always_inline void parse_hdr_opt(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk = skops->sk;
 	struct int_fwd *fwd;
 	long ret;
-	int slots;
-	__u32 hops;
+	int slots, hops;
 
 	if (!sk)
 		return;
@@ -320,9 +333,8 @@ static __always_inline void parse_hdr_opt(struct bpf_sock_ops *skops)
 		return;
 	}
 	slots = int_opt_slots(buf[1]);
-	hops = buf[4] & INT_HDR_HOPS_MASK;
-	if (slots < 0 || buf[4] >> INT_HDR_VERSION_SHIFT != INT_HDR_VERSION ||
-	    hops > (__u32)slots) {
+	hops = int_hdr_hops(buf[4]);	/* v0 or v1, -1 for another version */
+	if (slots < 0 || hops < 0 || hops > slots) {
 		count(INT_CNT_MALFORMED, 1);
 		return;
 	}
@@ -336,6 +348,8 @@ static __always_inline void parse_hdr_opt(struct bpf_sock_ops *skops)
 		return;
 	__builtin_memcpy(fwd->opt, buf, sizeof(buf));
 	fwd->len = buf[1];
+	if (int_hdr_ue(buf[4]))
+		fwd->ue = 1;
 	count(INT_CNT_FWD_PARSED, 1);
 }
 

@@ -40,8 +40,9 @@
  *
  * The behaviours are units, each a pure core in its own header in
  * tcopt/swunit with user-space tests there: int_stamp.h (the record, the
- * transmit clock, the option slot), ecn_mark.h (step and RED marking),
- * qcn_cp.h (the congestion point's sampling and feedback). This file is
+ * transmit clock, the option slot, the header version), ecn_mark.h (step
+ * and RED marking), qcn_cp.h (the congestion point's sampling and
+ * feedback), tcd_state.h (TCD's ternary port state: CE or U). This file is
  * their composition: each program reads the port (switch_kern.h) and the
  * packet (switch_pkt.h), keeps the counters and maps (switch_maps.h),
  * calls the units and has switch_pkt.h write what they decide.
@@ -59,6 +60,7 @@
 #include "../swunit/int_stamp.h"
 #include "../swunit/ecn_mark.h"
 #include "../swunit/qcn_cp.h"
+#include "../swunit/tcd_state.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -179,23 +181,65 @@ static __always_inline bool ecn_should_mark(struct port_cfg *cfg, __u64 qlen)
 	return p32 && ecn_mark_draw(p32, bpf_get_prandom_u32());
 }
 
-/* Stamp this port's INT record (a full option gets its overflow flag). */
+/*
+ * Stamp this port's INT record (a full option gets its overflow flag);
+ * tcd: the header's version and U (int_stamp.h), counted in ue_marked
+ * when U went out.
+ */
 static __always_inline void stamp(struct __sk_buff *skb, struct pkt *p,
 				  struct port_state *st, __u32 rate_mbps,
-				  __u64 qlen, __u64 tx_bytes, __u64 ts)
+				  __u64 qlen, __u64 tx_bytes, __u64 ts, int tcd)
 {
+	enum int_stamp_result res;
 	__u8 rec[INT_REC_LEN];
 
 	int_stamp_record(rec, rate_mbps, qlen, tx_bytes, ts);
-	switch (write_record(skb, p, rec, true, false)) {
+	/*
+	 * tcd >> 1 is 1 for INT_STAMP_TCD_UE only. Never a branch on tcd: the
+	 * verifier would then track its three values apart through the
+	 * option loop of write_record, past its instruction limit.
+	 */
+	res = write_record(skb, p, rec, true, false, tcd);
+	switch (res) {
 	case INT_STAMP_WRITTEN:
 		__sync_fetch_and_add(&st->stamped, 1);
+		__sync_fetch_and_add(&st->ue_marked, (__u32)tcd >> 1);
 		break;
 	case INT_STAMP_FULL:
 		__sync_fetch_and_add(&st->overflowed, 1);
+		__sync_fetch_and_add(&st->ue_marked, (__u32)tcd >> 1);
 		break;
 	default:
 		break;
+	}
+}
+
+/*
+ * TCD at the port (tcd_state.h), for a packet leaving with qlen bytes
+ * behind it at now: the header mode to stamp with, and whether CE is
+ * allowed (only in the congestion state, and then as the ECN profile
+ * decides). TCD off: the profile alone, the option's version kept.
+ */
+static __always_inline int tcd_judge(struct port_state *st,
+				     struct port_cfg *cfg, __u64 qlen,
+				     __u64 now, bool *ce_allowed)
+{
+	__u64 max_ton = READ_ONCE(cfg->tcd_max_ton_ns);
+
+	*ce_allowed = true;
+	if (!max_ton)
+		return INT_STAMP_TCD_OFF;
+	switch (tcd_port_state(qlen, READ_ONCE(cfg->tcd_k),
+			       READ_ONCE(st->paused), READ_ONCE(st->last_xon_ns),
+			       now, max_ton)) {
+	case TCD_UNDETERMINED:
+		*ce_allowed = false;
+		return INT_STAMP_TCD_UE;
+	case TCD_CONGESTION:
+		return INT_STAMP_TCD_ON;
+	default:
+		*ce_allowed = false;
+		return INT_STAMP_TCD_ON;
 	}
 }
 
@@ -297,7 +341,7 @@ static __always_inline void qcn_carry(struct __sk_buff *skb,
 		bpf_map_delete_elem(&qcn_pending, &data);
 		return;
 	}
-	if (write_record(skb, &p, note.rec, false, true) != INT_STAMP_WRITTEN)
+	if (write_record(skb, &p, note.rec, false, true, INT_STAMP_TCD_OFF) != INT_STAMP_WRITTEN)
 		return;
 	bpf_map_delete_elem(&qcn_pending, &data);
 	__sync_fetch_and_add(&st->qcn_carried, 1);
@@ -372,6 +416,8 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 					  __u64 key)
 {
 	__u64 now, qlen, tx, ts, len;
+	bool ce_allowed;
+	int tcd;
 	struct deq_snap *snap;
 	struct port_state *st;
 	struct port_cfg *cfg;
@@ -405,10 +451,12 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		__sync_fetch_and_add(&st->late, 1);
 	}
 
-	if (p.ip4_off && ecn_should_mark(cfg, qlen) && mark_ce(skb, &p))
+	tcd = tcd_judge(st, cfg, qlen, now, &ce_allowed);
+	if (p.ip4_off && ce_allowed && ecn_should_mark(cfg, qlen) &&
+	    mark_ce(skb, &p))
 		__sync_fetch_and_add(&st->ce_marked, 1);
 	if (p.tcp_off)
-		stamp(skb, &p, st, cfg->rate_mbps, qlen, tx, ts);
+		stamp(skb, &p, st, cfg->rate_mbps, qlen, tx, ts, tcd);
 }
 
 #ifdef SWITCH_CLASSIC

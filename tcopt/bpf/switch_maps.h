@@ -53,6 +53,17 @@ struct port_cfg {
 	 */
 	__u32 qcn_qeq;		/* Qeq, bytes; 0 = no congestion point */
 	__u32 qcn_sample;	/* bytes between samples (150 KB) */
+	/*
+	 * TCD (tcd_state.h, docs/lossless.md): with q the bytes queued behind
+	 * a packet, the port is non-congestion (q <= tcd_k), undetermined
+	 * (q > tcd_k and paused, or ON for less than tcd_max_ton_ns: U in
+	 * the INT header, no CE) or congestion (q > tcd_k otherwise: CE as
+	 * the ECN profile above decides). With TCD on every option the port
+	 * stamps is written as INT v1 (tcopt/README.md); off, nothing of
+	 * this applies and marking is the profile's alone.
+	 */
+	__u64 tcd_max_ton_ns;	/* max(T_on); 0 = TCD off */
+	__u64 tcd_k;		/* TCD's queue threshold K, bytes */
 };
 
 /*
@@ -92,6 +103,16 @@ struct port_state {
 	__u64 tx_clock;
 	__u64 clock_ahead;	/* packets dequeued before the link was free */
 	__u64 clock_lead_max;	/* the most tx_clock was ahead of a dequeue, ns */
+	/*
+	 * The port's PFC state, which TCD reads: written by the PFC pause
+	 * controller (docs/lossless.md, "Controller"; not part of this
+	 * switch), read-only here. paused: the port's egress is paused now;
+	 * last_xon_ns: bpf_ktime of the last resume, 0 = never paused.
+	 */
+	__u32 paused;
+	__u32 pad;
+	__u64 last_xon_ns;
+	__u64 ue_marked;	/* packets stamped with U (undetermined, TCD) */
 };
 
 /*

@@ -79,14 +79,15 @@ static __always_inline bool mark_ce(struct __sk_buff *skb, struct pkt *p)
 /*
  * Write a 7-byte record into the packet's INT option, if it carries a
  * valid forward option (an echo, if echo) with a free slot; when it is
- * full, set the overflow flag if flag_full (int_stamp_write decides). The
- * TCP checksum is patched word by word for what changed.
+ * full, set the overflow flag if flag_full; tcd: the header version and U
+ * (int_stamp_write decides). The TCP checksum is patched word by word for
+ * what changed.
  */
 static __always_inline enum int_stamp_result write_record(struct __sk_buff *skb,
 							  struct pkt *p,
 							  const __u8 *rec,
 							  bool flag_full,
-							  bool echo)
+							  bool echo, int tcd)
 {
 	__u8 opts[TCP_MAX_OPTS] = {};
 	__u8 next[TCP_MAX_OPTS];
@@ -100,7 +101,7 @@ static __always_inline enum int_stamp_result write_record(struct __sk_buff *skb,
 	base = p->tcp_off + TCP_MIN_HLEN;
 	if (bpf_skb_load_bytes(skb, base, opts, optlen))
 		return INT_STAMP_NONE;
-	res = int_stamp_write(opts, next, optlen, rec, flag_full, echo);
+	res = int_stamp_write(opts, next, optlen, rec, flag_full, echo, tcd);
 	if (res == INT_STAMP_NONE || (res == INT_STAMP_FULL && !flag_full))
 		return res;
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"time"
 
 	"cclab/internal/units"
 	"cclab/topology"
@@ -39,11 +40,43 @@ type PortConfig struct {
 	ECNRed RED
 	// QCN makes the port a QCN congestion point; the zero value is none.
 	QCN QCN
+	// TCD judges the port's ternary state (TCD); the zero value is off.
+	TCD TCD
 }
 
-// Marking is the port's congestion feedback: ECN marking and QCN.
+// Marking is the port's congestion feedback: ECN marking, QCN and TCD.
 func (p PortConfig) Marking() Marking {
-	return Marking{Threshold: p.ECNThreshold, RED: p.ECNRed, QCN: p.QCN}
+	return Marking{Threshold: p.ECNThreshold, RED: p.ECNRed, QCN: p.QCN, TCD: p.TCD}
+}
+
+// TCD is ternary congestion detection at the port (tcopt/swunit/tcd_state.h,
+// docs/lossless.md): with q the bytes queued behind a packet at dequeue,
+// the port is non-congestion (q <= Threshold: no mark), undetermined
+// (q > Threshold and paused, or ON for less than MaxTon since its last
+// resume: U in the INT header, never CE) or congestion (q > Threshold
+// otherwise: CE as the port's ECN profile decides). With TCD on the port
+// writes every INT option it stamps as v1 (tcopt/README.md). The pause
+// state it reads (port_state's paused and last_xon_ns) is the PFC
+// controller's to write.
+type TCD struct {
+	MaxTon    time.Duration // max(T_on); 0: TCD off
+	Threshold units.Size    // K
+}
+
+// On reports whether TCD is on.
+func (t TCD) On() bool { return t.MaxTon != 0 }
+
+func (t TCD) validate() error {
+	if t == (TCD{}) {
+		return nil
+	}
+	if t.MaxTon <= 0 {
+		return fmt.Errorf("TCD: max_ton %v must be positive", t.MaxTon)
+	}
+	if t.Threshold == 0 || t.Threshold > maxQueue {
+		return fmt.Errorf("TCD: threshold %v must be in 1B..%v", t.Threshold, maxQueue)
+	}
+	return nil
 }
 
 // QCN is an IEEE 802.1Qau congestion point (the QCN paper's section II):
@@ -117,6 +150,7 @@ type Marking struct {
 	Threshold units.Size
 	RED       RED
 	QCN       QCN
+	TCD       TCD
 }
 
 // maxQueue is the largest queue the switch can measure: the root qdisc's
@@ -126,6 +160,9 @@ const maxQueue = units.Size(1<<32 - 1)
 // validate checks the profile itself, whatever the port.
 func (m Marking) validate() error {
 	if err := m.QCN.validate(); err != nil {
+		return err
+	}
+	if err := m.TCD.validate(); err != nil {
 		return err
 	}
 	if !m.RED.On() {
@@ -165,6 +202,7 @@ func (m Marking) portCfg(rate units.Rate) (switchbpfPortCfg, error) {
 	if err := m.QCN.portCfg(&pc, rate); err != nil {
 		return pc, err
 	}
+	pc.TcdMaxTonNs, pc.TcdK = uint64(m.TCD.MaxTon.Nanoseconds()), uint64(m.TCD.Threshold)
 	if !m.RED.On() {
 		return pc, nil
 	}
@@ -305,7 +343,7 @@ func PortsFromPlan(p *topology.Plan, m Marking) []PortConfig {
 			ports = append(ports, PortConfig{
 				Node: end[0].Node, Iface: end[0].Iface,
 				PeerNode: end[1].Node, PeerIface: end[1].Iface,
-				Rate: l.Rate, ECNThreshold: m.Threshold, ECNRed: m.RED, QCN: m.QCN,
+				Rate: l.Rate, ECNThreshold: m.Threshold, ECNRed: m.RED, QCN: m.QCN, TCD: m.TCD,
 			})
 		}
 	}

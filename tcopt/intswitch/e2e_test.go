@@ -69,8 +69,16 @@ func findOpt(opts []byte) (testOpt, bool) {
 	return testOpt{}, false
 }
 
-func (o testOpt) hops() int      { return int(o.hdr & 0x0f) }
+// The header byte: v0 VV E O HHHH, v1 VV E O U HHH (TCD).
+func (o testOpt) version() int { return int(o.hdr >> 6) }
+func (o testOpt) hops() int {
+	if o.version() == 1 {
+		return int(o.hdr & 0x07)
+	}
+	return int(o.hdr & 0x0f)
+}
 func (o testOpt) overflow() bool { return o.hdr&0x10 != 0 }
+func (o testOpt) ue() bool       { return o.version() == 1 && o.hdr&0x08 != 0 }
 
 // dataFrames returns the captured TCP data segments from src to dst.
 func dataFrames(frames [][]byte, src, dst string) []tcpFrame {

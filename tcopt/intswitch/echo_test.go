@@ -118,6 +118,13 @@ func attachAgentWith(t testing.TB, id runid.ID, opts agent.Options) *agent.Agent
 // the sender's socket parsed.
 func transferForEcho(t testing.TB, ag *agent.Agent, sndNs, rcvNs, rcvAddr string, size int) agent.Echo {
 	t.Helper()
+	return transferWatching(t, ag, sndNs, rcvNs, rcvAddr, size, nil)
+}
+
+// transferWatching is transferForEcho, handing watch (when not nil) the
+// sender's echo every 2 ms while the data is being written.
+func transferWatching(t testing.TB, ag *agent.Agent, sndNs, rcvNs, rcvAddr string, size int, watch func(agent.Echo)) agent.Echo {
+	t.Helper()
 	var err error
 	var ln *net.TCPListener
 	if err := nsexec.Do(rcvNs, func() error {
@@ -146,6 +153,29 @@ func transferForEcho(t testing.TB, ag *agent.Agent, sndNs, rcvNs, rcvAddr string
 		t.Fatal(err)
 	}
 	defer c.Close()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if watch != nil {
+		stop, watched := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				_ = raw.Control(func(fd uintptr) {
+					if e, ok, err := ag.Echo(int(fd)); ok && err == nil {
+						watch(e)
+					}
+				})
+			}
+		}()
+		defer func() { close(stop); <-watched }()
+	}
 	_ = c.SetWriteDeadline(time.Now().Add(20 * time.Second))
 	if _, err := c.Write(make([]byte, size)); err != nil {
 		t.Fatal(err)
@@ -162,10 +192,6 @@ func transferForEcho(t testing.TB, ag *agent.Agent, sndNs, rcvNs, rcvAddr string
 		t.Fatal("transfer stalled")
 	}
 
-	raw, err := c.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var e agent.Echo
 	var ok bool
 	var echoErr error

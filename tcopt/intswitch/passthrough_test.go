@@ -152,7 +152,8 @@ func testPassThrough(t *testing.T, mode AttachMode) {
 		"length 4":           fb.tcp4(intOpt(4, 0), 0, 0),
 		"option past header": fb.tcp4(append(intOpt(12, 0)[:2:2], 0xCC, 0x1A, 0, 0, 0, 0), 0, 0), // len 12 in 8 bytes
 		"forged hop count":   fb.tcp4(pad4(intOpt(26, 4)), 0, 0),
-		"version 1":          fb.tcp4(intOpt(12, 0x40), 0, 0),
+		"version 2":          fb.tcp4(intOpt(12, 0x80), 0, 0),
+		"version 3":          fb.tcp4(intOpt(12, 0xc0), 0, 0),
 		"echo":               fb.tcp4(intOpt(12, 0x20), 0, 0),
 		"full, overflowed":   fb.tcp4(pad4(intOpt(19, 0x12)), 0, 0),
 		"after bad option":   fb.tcp4(append([]byte{8, 1, 1, 1}, intOpt(12, 0)...), 0, 0),
@@ -170,6 +171,7 @@ func testPassThrough(t *testing.T, mode AttachMode) {
 		"odd offset, 1 slot":   fb.tcp4(pad4(intOpt(12, 0)), 0, 0),
 		"full: overflow only":  fb.tcp4(pad4(intOpt(19, 0x02)), 0, 0),
 		"after foreign option": fb.tcp4(append(append([]byte{}, foreign...), intOpt(12, 0)...), 0, 0),
+		"v1 with U, 1 slot":    fb.tcp4(pad4(intOpt(12, 0x48)), 0, 0), // TCD off here: v1 and U kept
 	}
 	send := func(f []byte) {
 		sa := &unix.SockaddrLinklayer{Ifindex: ifindex, Halen: 6}
@@ -227,8 +229,8 @@ func testPassThrough(t *testing.T, mode AttachMode) {
 				t.Errorf("%s: want only the overflow flag set, got header %#x", name, o.hdr)
 			}
 		default:
-			if o.hops() != 1 || o.recs[0].rate != 8 || o.overflow() {
-				t.Errorf("%s: want one record (rate code 8), got header %#x record %+v", name, o.hdr, o.recs[0])
+			if o.hops() != 1 || o.recs[0].rate != 8 || o.overflow() || o.version() != so.version() || o.ue() != so.ue() {
+				t.Errorf("%s: want one record (rate code 8), version and U kept, got header %#x record %+v", name, o.hdr, o.recs[0])
 			}
 		}
 	}
@@ -236,8 +238,8 @@ func testPassThrough(t *testing.T, mode AttachMode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := portStats(t, st, "s1", "r1"); p.Stamped != 3 || p.Overflowed != 1 {
-		t.Errorf("port counters: stamped %d overflowed %d, want 3 and 1", p.Stamped, p.Overflowed)
+	if p := portStats(t, st, "s1", "r1"); p.Stamped != 4 || p.Overflowed != 1 || p.UEMarked != 0 {
+		t.Errorf("port counters: stamped %d overflowed %d U %d, want 4, 1 and 0", p.Stamped, p.Overflowed, p.UEMarked)
 	}
 }
 

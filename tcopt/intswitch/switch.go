@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -278,7 +279,7 @@ func (s *Switch) SetMarking(m Marking) error {
 		if err := s.objs.PortCfgs.Put(uint32(i), &cfgs[i]); err != nil {
 			return fmt.Errorf("set ECN marking of switch port %s/%s: %w", p.Node, p.Iface, err)
 		}
-		s.ports[i].ECNThreshold, s.ports[i].ECNRed, s.ports[i].QCN = m.Threshold, m.RED, m.QCN
+		s.ports[i].ECNThreshold, s.ports[i].ECNRed, s.ports[i].QCN, s.ports[i].TCD = m.Threshold, m.RED, m.QCN, m.TCD
 	}
 	return s.setGlobals()
 }
@@ -325,6 +326,9 @@ func markingOf(pc switchbpfPortCfg) Marking {
 	}
 	if pc.QcnQeq != 0 {
 		m.QCN = QCN{Qeq: units.Size(pc.QcnQeq), Sample: units.Size(pc.QcnSample)}
+	}
+	if pc.TcdMaxTonNs != 0 {
+		m.TCD = TCD{MaxTon: time.Duration(pc.TcdMaxTonNs), Threshold: units.Size(pc.TcdK)}
 	}
 	return m
 }
@@ -420,6 +424,7 @@ type PortStats struct {
 	QCNReplaced    uint64 // ... replacing one no ACK of its flow had taken yet
 	QCNNoData      uint64 // ... negative samples of packets without TCP data (no ACK carries them)
 	QCNCarried     uint64 // QCN feedback (any CP's) written into ACKs leaving here
+	UEMarked       uint64 // TCD: packets stamped with U (the port undetermined)
 	// Late counts packets that reached the peer without a snapshot from
 	// the transmit tracepoint (a few in a thousand under load, cause
 	// unknown; or one evicted from the in-flight map): counted as
@@ -465,7 +470,7 @@ func (s *Switch) Stats() ([]PortStats, error) {
 			Stamped: r.Stamped, Overflowed: r.Overflowed,
 			CEMarked: r.CeMarked, Late: r.Late,
 			QCNSampled: r.QcnSampled, QCNFeedback: r.QcnFb, QCNReplaced: r.QcnReplaced,
-			QCNNoData: r.QcnNoData, QCNCarried: r.QcnCarried,
+			QCNNoData: r.QcnNoData, QCNCarried: r.QcnCarried, UEMarked: r.UeMarked,
 			ClockAhead: r.ClockAhead, ClockLeadMax: r.ClockLeadMax,
 		}
 	}

@@ -24,13 +24,15 @@ type switchbpfDeqSnap struct {
 }
 
 type switchbpfPortCfg struct {
-	_          structs.HostLayout
-	EcnK       uint64
-	RateMbps   uint32
-	EcnPmaxPpm uint32
-	EcnKmax    uint64
-	QcnQeq     uint32
-	QcnSample  uint32
+	_           structs.HostLayout
+	EcnK        uint64
+	RateMbps    uint32
+	EcnPmaxPpm  uint32
+	EcnKmax     uint64
+	QcnQeq      uint32
+	QcnSample   uint32
+	TcdMaxTonNs uint64
+	TcdK        uint64
 }
 
 type switchbpfPortKey struct {
@@ -63,6 +65,10 @@ type switchbpfPortState struct {
 	TxClock      uint64
 	ClockAhead   uint64
 	ClockLeadMax uint64
+	Paused       uint32
+	Pad          uint32
+	LastXonNs    uint64
+	UeMarked     uint64
 }
 
 type switchbpfQcnFlow struct {

@@ -105,19 +105,32 @@ enum int_stamp_result {
 };
 
 /*
+ * The header version a stamping port writes (tcopt/README.md, "Header
+ * byte"): with TCD off the option keeps its version (v0 stays v0, so a
+ * run without TCD is unchanged); with TCD on the header becomes v1, with
+ * U set when the port is undetermined (U, once set upstream, stays).
+ */
+enum int_stamp_tcd {
+	INT_STAMP_TCD_OFF = 0,
+	INT_STAMP_TCD_ON = 1,	/* v1, U as it was */
+	INT_STAMP_TCD_UE = 2,	/* v1 with U */
+};
+
+/*
  * The option area opts[0..optlen) (TCP_MAX_OPTS bytes, zero past optlen)
  * with a 7-byte record rec written into the INT option's next free slot,
  * into next[TCP_MAX_OPTS]: when the option is full, with its overflow flag
- * set if flag_full. The option must be a forward one, or an ACK's echo if
- * echo. next is meaningful unless the result is INT_STAMP_NONE, or
- * INT_STAMP_FULL without flag_full.
+ * set if flag_full (and U if tcd says so: a full option still carries
+ * it). The option must be a forward one, or an ACK's echo if echo; its
+ * header v0 or v1. next is meaningful unless the result is
+ * INT_STAMP_NONE, or INT_STAMP_FULL without flag_full.
  */
 SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 						__u32 optlen, const __u8 *rec,
-						int flag_full, int echo)
+						int flag_full, int echo, int tcd)
 {
-	__u32 hdr_off, rec_off, i;
-	__u8 hdr, hops;
+	__u32 hdr_off, rec_off, i, ver, v1, ue, base;
+	__u8 hdr, hops, full_hdr;
 	int off, slots;
 
 	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
@@ -130,18 +143,31 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		return INT_STAMP_NONE;
 	hdr_off = off + 4;
 	hdr = opts[hdr_off];
-	hops = hdr & INT_HDR_HOPS_MASK;
-	if ((hdr >> INT_HDR_VERSION_SHIFT) != INT_HDR_VERSION ||
-	    !(hdr & INT_HDR_ECHO) != !echo || hops > slots)
+	ver = hdr >> INT_HDR_VERSION_SHIFT;
+	if (ver > INT_HDR_V1 || !(hdr & INT_HDR_ECHO) != !echo)
 		return INT_STAMP_NONE;
+	/*
+	 * The header's fields without branches (each one doubles the paths
+	 * the BPF verifier walks through the option loop below): hops 4 bits
+	 * in v0, 3 in v1; v1 when it was or TCD is on (tcd 1, 2); U when it
+	 * was (v1 only) or the port is undetermined (tcd 2).
+	 */
+	hops = hdr & (INT_HDR_HOPS_MASK >> ver);
+	if (hops > slots)
+		return INT_STAMP_NONE;
+	v1 = ver | (((__u32)tcd + 1) >> 1);
+	ue = ((hdr >> 3) & ver & 1) | ((__u32)tcd >> 1);
+	base = v1 << INT_HDR_VERSION_SHIFT | (hdr & (INT_HDR_ECHO | INT_HDR_OVERFLOW)) |
+	       ue << 3;
 
 	__builtin_memcpy(next, opts, TCP_MAX_OPTS);
 	if (hops == slots) {
 		if (!flag_full)
 			return INT_STAMP_FULL;
-		if (hdr & INT_HDR_OVERFLOW)	/* flagged upstream: nothing to do */
+		full_hdr = base | INT_HDR_OVERFLOW | hops;
+		if (full_hdr == hdr)	/* flagged upstream: nothing to do */
 			return INT_STAMP_NONE;
-		next[hdr_off] = hdr | INT_HDR_OVERFLOW;
+		next[hdr_off] = full_hdr;
 		return INT_STAMP_FULL;
 	}
 	rec_off = hdr_off + 1 + hops * INT_REC_LEN;
@@ -154,7 +180,7 @@ SW_INLINE enum int_stamp_result int_stamp_write(const __u8 *opts, __u8 *next,
 		if (j < TCP_MAX_OPTS)
 			next[j] = rec[i];
 	}
-	next[hdr_off] = hdr + 1;
+	next[hdr_off] = base | (hops + 1);	/* hops + 1 <= INT_MAX_HOPS */
 	return INT_STAMP_WRITTEN;
 }
 

@@ -194,3 +194,73 @@ func TestWriteRefuses(t *testing.T) {
 		t.Errorf("hops beyond slots: result %d, want none", res)
 	}
 }
+
+// TCD (INT v1): with TCD off a v0 option stays v0 and a v1 one v1, U kept;
+// with TCD on the header becomes v1, U set by an undetermined port and
+// kept once set upstream; a full option still takes U (with its overflow
+// flag), and one already flagged with both is left alone.
+func TestWriteTCD(t *testing.T) {
+	rec := Record(1000, 4096, 1<<20, 1<<20)
+	v1 := func(hops int, ue bool) []byte {
+		b := forward(t, 0, 3, hops, false, false)
+		o, err := tcopt.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Version, o.Undetermined = tcopt.V1, ue
+		enc, err := o.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(enc, b[len(enc):]...)
+	}
+	for _, c := range []struct {
+		name    string
+		area    []byte
+		tcd     StampTCD
+		version uint8
+		ue      bool
+	}{
+		{"v0, TCD off", forward(t, 0, 3, 1, false, false), TCDOff, tcopt.Version, false},
+		{"v1, TCD off", v1(1, false), TCDOff, tcopt.V1, false},
+		{"v1 with U, TCD off", v1(1, true), TCDOff, tcopt.V1, true},
+		{"v0, TCD on", forward(t, 0, 3, 1, false, false), TCDOn, tcopt.V1, false},
+		{"v0, undetermined port", forward(t, 0, 3, 1, false, false), TCDUE, tcopt.V1, true},
+		{"v1 with U, TCD on", v1(1, true), TCDOn, tcopt.V1, true},
+		{"v1, undetermined port", v1(2, false), TCDUE, tcopt.V1, true},
+	} {
+		before, err := tcopt.Parse(c.area)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, res := WriteTCD(c.area, rec, true, false, c.tcd)
+		o, err := tcopt.Parse(got)
+		if res != Written || err != nil {
+			t.Fatalf("%s: result %d, %v", c.name, res, err)
+		}
+		if o.Version != c.version || o.Undetermined != c.ue || len(o.Records) != len(before.Records)+1 ||
+			o.Records[len(o.Records)-1] != decodeRecord(t, rec) || o.Overflow {
+			t.Errorf("%s: option %+v, want version %d U %v and the record appended", c.name, o, c.version, c.ue)
+		}
+	}
+	full := forward(t, 0, 2, 2, false, false)
+	got, res := WriteTCD(full, rec, true, false, TCDUE)
+	if o, _ := tcopt.Parse(got); res != Full || !o.Overflow || !o.Undetermined || o.Version != tcopt.V1 || len(o.Records) != 2 {
+		t.Errorf("full option at an undetermined port: result %d option %+v, want full, flagged, U", res, o)
+	}
+	if _, res := WriteTCD(got, rec, true, false, TCDUE); res != None {
+		t.Errorf("full option flagged with O and U upstream: result %d, want none", res)
+	}
+	flagged, _ := WriteTCD(full, rec, true, false, TCDOn)
+	if got, res := WriteTCD(flagged, rec, true, false, TCDUE); res != Full {
+		t.Errorf("full option flagged O upstream, U here: result %d, want full", res)
+	} else if o, _ := tcopt.Parse(got); !o.Undetermined {
+		t.Errorf("full option flagged O upstream, U here: %+v, want U", o)
+	}
+	// An unknown version is not ours to write.
+	bad := forward(t, 0, 3, 1, false, false)
+	bad[4] |= 0x80
+	if _, res := WriteTCD(bad, rec, true, false, TCDUE); res != None {
+		t.Errorf("version 2: result %d, want none", res)
+	}
+}

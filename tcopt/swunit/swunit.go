@@ -1,5 +1,5 @@
 // Package swunit holds the INT switch's behaviour units (int_stamp.h,
-// ecn_mark.h, qcn_cp.h), the pure C cores tcopt/bpf/switch.bpf.c is
+// ecn_mark.h, qcn_cp.h, tcd_state.h), the pure C cores tcopt/bpf/switch.bpf.c is
 // composed of, and runs them in user space through cgo, so that tests can hold them
 // against the specification (tcopt/README.md, switch_maps.h) without a
 // kernel.
@@ -51,6 +51,29 @@ func QCNFeedback(q, qold, qeq uint64) uint8 {
 	return uint8(C.qcn_cp_feedback(C.__u64(q), C.__u64(qold), C.__u64(qeq)))
 }
 
+// TCDState is enum tcd_state: a port's TCD state for one packet.
+type TCDState int
+
+// The TCD states.
+const (
+	NonCongestion TCDState = C.TCD_NON_CONGESTION
+	Undetermined  TCDState = C.TCD_UNDETERMINED
+	Congestion    TCDState = C.TCD_CONGESTION
+)
+
+func (s TCDState) String() string {
+	return map[TCDState]string{NonCongestion: "non-congestion", Undetermined: "undetermined", Congestion: "congestion"}[s]
+}
+
+// PortState is tcd_port_state.
+func PortState(qlen, k uint64, paused bool, lastXonNs, now, maxTonNs uint64) TCDState {
+	var p C.__u32
+	if paused {
+		p = 1
+	}
+	return TCDState(C.tcd_port_state(C.__u64(qlen), C.__u64(k), p, C.__u64(lastXonNs), C.__u64(now), C.__u64(maxTonNs)))
+}
+
 // Record is int_stamp_record: the 7 record bytes.
 func Record(rateMbps uint32, qlen, txBytes, ts uint64) [7]byte {
 	var rec [7]C.__u8
@@ -95,17 +118,33 @@ const (
 	None    Result = C.INT_STAMP_NONE
 )
 
-// Write is int_stamp_write: the option area with rec written (or the
-// option flagged full), and what it did. The area returned is the input's
-// when nothing changed.
+// StampTCD is enum int_stamp_tcd: the header version a stamping port
+// writes.
+type StampTCD int
+
+// The TCD modes of WriteTCD.
+const (
+	TCDOff StampTCD = C.INT_STAMP_TCD_OFF // the option keeps its version
+	TCDOn  StampTCD = C.INT_STAMP_TCD_ON  // v1, U as it was
+	TCDUE  StampTCD = C.INT_STAMP_TCD_UE  // v1 with U
+)
+
+// Write is int_stamp_write with TCD off: the option area with rec written
+// (or the option flagged full), and what it did. The area returned is
+// the input's when nothing changed.
 func Write(opts []byte, rec [7]byte, flagFull, echo bool) ([]byte, Result) {
+	return WriteTCD(opts, rec, flagFull, echo, TCDOff)
+}
+
+// WriteTCD is int_stamp_write.
+func WriteTCD(opts []byte, rec [7]byte, flagFull, echo bool, tcd StampTCD) ([]byte, Result) {
 	var area, next [MaxOpts]C.__u8
 	n := copyArea(&area, opts)
 	var crec [7]C.__u8
 	for i := range rec {
 		crec[i] = C.__u8(rec[i])
 	}
-	res := Result(C.int_stamp_write(&area[0], &next[0], C.__u32(n), &crec[0], cbool(flagFull), cbool(echo)))
+	res := Result(C.int_stamp_write(&area[0], &next[0], C.__u32(n), &crec[0], cbool(flagFull), cbool(echo), C.int(tcd)))
 	out := append([]byte(nil), opts...)
 	if res == Written || (res == Full && flagFull) {
 		for i := 0; i < n; i++ {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the switch's behaviour units (int_stamp.h, ecn_mark.h, qcn_cp.h)
+ * What the switch's behaviour units (int_stamp.h, ecn_mark.h, qcn_cp.h,
+ * tcd_state.h)
  * share. Each unit is a pure core: its inputs in, its decision out, no
  * BPF helper, no map and no kernel type inside, so that the same header
  * compiles into tcopt/bpf/switch.bpf.c and into this package's user-space

@@ -43,6 +43,11 @@ int main(void)
 			printf("%d %u %u %u %u\n", rc, h.qlen, h.tx_bytes, h.ts,
 			       h.rate_mbps);
 			break;
+		case 'H':	/* a header byte: hops (-1: unknown version), U */
+			if (scanf("%llu", &a) != 1)
+				return 1;
+			printf("%d %d\n", int_hdr_hops((__u8)a), int_hdr_ue((__u8)a) ? 1 : 0);
+			break;
 		case 'S':
 			if (scanf("%llu", &a) != 1)
 				return 2;

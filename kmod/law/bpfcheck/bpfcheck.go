@@ -103,6 +103,9 @@ func (s *stepper) OnAck(a law.Ack) (law.Out, error) {
 	if a.ECE {
 		in.Flags = 1 // LAW_ACK_ECE
 	}
+	if a.UE {
+		in.Flags |= 4 // LAW_ACK_UE
+	}
 	if e := a.Echo; e != nil {
 		if len(e.Hops) > len(in.Echo.Hop) {
 			return law.Out{}, fmt.Errorf("echo with %d hops", len(e.Hops))

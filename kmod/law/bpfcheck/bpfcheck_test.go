@@ -47,6 +47,9 @@ func randomEvents(rng *rand.Rand, n int) []law.Event {
 		if rng.IntN(3) == 0 {
 			e.ECEBytes = e.Acked
 		}
+		// TCD's UE on every third ACK: from the line, not the generator,
+		// so that the other events stay as they were.
+		e.UE = i%3 == 1
 		if rng.IntN(15) == 0 {
 			nh = 1 + rng.IntN(3)
 		}
@@ -129,9 +132,10 @@ func TestBPFMatchesUserSpace(t *testing.T) {
 		"swift":          {nil, {"vai_enable=1", "vai_sf_acks=30"}, {"min_cwnd_bytes=100", "ai_bytes=100"}},
 		"dctcp":          {nil, {"g_shift=0"}},
 		"timely": {nil, {"min_rtt_ns=100000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"},
-			{"seg_bytes=0"}, {"seg_bytes=3000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"}},
+			{"seg_bytes=0"}, {"seg_bytes=3000", "t_low_ns=150000", "t_high_ns=250000", "hai_n=2"},
+			{"tcd=1", "beta_ppm=1600000", "t_low_ns=100000", "t_high_ns=250000"}},
 		"dcqcn": {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "alpha_ns=1000", "cnp_ns=0"},
-			{"byte_counter_bytes=0", "timer_ns=300000", "g_shift=0"}},
+			{"byte_counter_bytes=0", "timer_ns=300000", "g_shift=0"}, {"tcd=1"}, {"tcd=1", "cnp_ns=0"}},
 		"qcn": {nil, {"byte_counter_bytes=5000", "fast_recovery=1", "timer_ns=100000", "gd_shift=6"},
 			{"byte_counter_bytes=0", "timer_ns=300000", "fast_recovery=0", "rai_kbps=50000", "min_rate_kbps=300000"}},
 		"qcn_t": {nil, {"timer_ns=50000", "hai_cycles=8", "fast_recovery=2"},

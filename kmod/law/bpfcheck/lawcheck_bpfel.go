@@ -63,6 +63,8 @@ type lawCheckDcqcnParams struct {
 	MinRateKbps      uint32
 	MaxCwndBytes     uint32
 	InitRateKbps     uint32
+	Tcd              uint32
+	_                [4]byte
 }
 
 type lawCheckDcqcnState struct {
@@ -79,7 +81,9 @@ type lawCheckDcqcnState struct {
 	Started     uint8
 	CnpSeen     uint8
 	CnpPending  uint8
-	Pad         [5]uint8
+	UeSeen      uint8
+	Pad         [4]uint8
+	LastUeNs    uint64
 }
 
 type lawCheckDctcpParams struct {
@@ -366,7 +370,7 @@ type lawCheckTimelyParams struct {
 	MaxCwndBytes uint32
 	InitRateKbps uint32
 	SegBytes     uint32
-	_            [4]byte
+	Tcd          uint32
 }
 
 type lawCheckTimelyState struct {

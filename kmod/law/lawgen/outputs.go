@@ -41,6 +41,7 @@ func bpfSource(r row) string {
 	fmt.Fprintf(&b, "#define LAW_NAME %s\n", r.name)
 	for _, t := range []struct{ trait, define string }{
 		{"LAW_T_INT", "LAW_USES_INT"}, {"LAW_T_ECN", "LAW_USES_ECN"}, {"LAW_T_PRIV", "LAW_IN_PRIV"}, {"LAW_T_HOPS", "LAW_PATH_HOPS"},
+		{"LAW_T_UE", "LAW_READS_UE"},
 	} {
 		if r.has(t.trait) {
 			fmt.Fprintf(&b, "#define %s\n", t.define)
