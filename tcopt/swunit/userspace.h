@@ -12,5 +12,6 @@
 #include "int_stamp.h"
 #include "ecn_mark.h"
 #include "qcn_cp.h"
+#include "pfc.h"
 
 #endif /* CCLAB_SWUNIT_USERSPACE_H */
