@@ -41,7 +41,8 @@
  * The behaviours are units, each a pure core in its own header in
  * tcopt/swunit with user-space tests there: int_stamp.h (the record, the
  * transmit clock, the option slot), ecn_mark.h (step and RED marking),
- * qcn_cp.h (the congestion point's sampling and feedback). This file is
+ * qcn_cp.h (the congestion point's sampling and feedback), pfc.h (PFC's
+ * ingress occupancies and thresholds, composed in switch_pfc.h). This file is
  * their composition: each program reads the port (switch_kern.h) and the
  * packet (switch_pkt.h), keeps the counters and maps (switch_maps.h),
  * calls the units and has switch_pkt.h write what they decide.
@@ -56,6 +57,7 @@
 #include "switch_maps.h"
 #include "switch_kern.h"
 #include "switch_pkt.h"
+#include "switch_pfc.h"
 #include "../swunit/int_stamp.h"
 #include "../swunit/ecn_mark.h"
 #include "../swunit/qcn_cp.h"
@@ -151,6 +153,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	/* The qdisc has let go of the packet: what is left is behind it. */
 	snap.qlen = qdisc_backlog(dev);
 	st->backlog = snap.qlen;
+	pfc_account(*idx, BPF_CORE_READ(skb, skb_iif), len, snap.qlen, 0);
 	snap.tx_bytes = tx;
 	snap.deq_ns = bpf_ktime_get_ns();
 	snap.ts = tx_clock_done(st, bpf_map_lookup_elem(&port_cfgs, idx), len,
@@ -324,6 +327,7 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	else
 		q = READ_ONCE(st->backlog);
 	st->backlog = q + len;
+	pfc_account(idx, skb->ingress_ifindex, len, q + len, 1);
 	cfg = bpf_map_lookup_elem(&port_cfgs, &idx);
 	if (cfg)
 		qcn_arrival(skb, st, cfg, idx, q, len);
@@ -352,6 +356,7 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	/* The packet is about to join the queue (a drop corrects it). */
 	q = qdisc_backlog(dev);
 	st->backlog = q + len;
+	pfc_account(*idx, skb->ingress_ifindex, len, q + len, 1);
 	cfg = bpf_map_lookup_elem(&port_cfgs, idx);
 	if (cfg)
 		qcn_arrival(skb, st, cfg, *idx, q, len);
@@ -473,5 +478,6 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	__sync_fetch_and_add(&st->drop_bytes, len);
 	__sync_fetch_and_add(&st->drop_pkts, 1);
 	st->backlog = qdisc_backlog(dev);
+	pfc_account(*idx, BPF_CORE_READ(skb, skb_iif), len, st->backlog, 0);
 	return 0;
 }

@@ -41,7 +41,7 @@
  * bytes e counts from i and total from every ingress. 0 when e counts
  * nothing; the whole backlog when part >= total (a lost event left the
  * counts off). part < total < 2^32 after scaling, backlog < 2^32: the
- * product fits.
+ * product fits. No loop: the verifier walks this once per port.
  */
 SW_INLINE __u64 pfc_share(__u64 backlog, __u64 part, __u64 total)
 {
@@ -49,9 +49,15 @@ SW_INLINE __u64 pfc_share(__u64 backlog, __u64 part, __u64 total)
 		return 0;
 	if (part >= total)
 		return backlog;
-	while (total >= PFC_PART_MAX) {
-		total >>= 1;
-		part >>= 1;
+	/* Two steps of 16 bits take any 64-bit total below 2^32 (and leave
+	 * it at least 2^16: the split keeps 5 digits). */
+	if (total >= PFC_PART_MAX) {
+		total >>= 16;
+		part >>= 16;
+	}
+	if (total >= PFC_PART_MAX) {
+		total >>= 16;
+		part >>= 16;
 	}
 	if (backlog >= PFC_PART_MAX)
 		backlog = PFC_PART_MAX - 1;
