@@ -14,10 +14,10 @@ import (
 
 // udpStar is a star of senders a1..aN on 1 Gbit/s links into switch sw
 // and its 100 Mbit/s port "out" into rcv, lossless with p.
-func udpStar(t *testing.T, senders int, buffer units.Size, p PFC, mode AttachMode) (*star, *Switch) {
+func udpStar(t *testing.T, senders int, buffer units.Size, p PFC, mode AttachMode, tbf bool) (*star, *Switch) {
 	t.Helper()
-	s := newStar(t, senders, linkOpts{rate: units.Rate(1e9), buffer: buffer},
-		linkOpts{rate: units.Rate(100e6), buffer: buffer})
+	s := newStar(t, senders, linkOpts{rate: units.Rate(1e9), buffer: buffer, tbf: tbf},
+		linkOpts{rate: units.Rate(100e6), buffer: buffer, tbf: tbf})
 	s.mode = mode
 	cfg := s.cfg()
 	cfg.PFC = p
@@ -69,11 +69,16 @@ const udpFrame = 1400 + 8 + 20 + 14
 // its used buffer is the qdisc's backlog (read over netlink just before
 // and just after it: between the two, within a packet per CPU), the split is the senders' 1:2:2
 // at every sample with a queue, and all is 0 once the port drains.
-func TestIngressCounters(t *testing.T) { eachMode(t, testIngressCounters) }
+// The same on lossless ports (TBF roots, whose backlog the switch reads as
+// it reads HTB's).
+func TestIngressCounters(t *testing.T) {
+	eachMode(t, func(t *testing.T, mode AttachMode) { testIngressCounters(t, mode, false) })
+	t.Run("tbf", func(t *testing.T) { testIngressCounters(t, AttachTCX, true) })
+}
 
-func testIngressCounters(t *testing.T, mode AttachMode) {
+func testIngressCounters(t *testing.T, mode AttachMode, tbf bool) {
 	// Thresholds above the buffer: counting only, no crossing.
-	s, sw := udpStar(t, 3, 20_000_000, PFC{Mode: PFCStatic, Xoff: 1 << 30, Xon: 1 << 29}, mode)
+	s, sw := udpStar(t, 3, 20_000_000, PFC{Mode: PFCStatic, Xoff: 1 << 30, Xon: 1 << 29}, mode, tbf)
 	qd := s.qdiscReader("sw", "out")
 	const d = 3 * time.Second
 	var cmds []*exec.Cmd
@@ -159,7 +164,7 @@ func TestPFCEventsHysteresis(t *testing.T) { eachMode(t, testPFCEventsHysteresis
 
 func testPFCEventsHysteresis(t *testing.T, mode AttachMode) {
 	const xoff, xon, bursts = 60_000, 30_000, 3
-	s, sw := udpStar(t, 1, 200_000, PFC{Mode: PFCStatic, Xoff: xoff, Xon: xon}, mode)
+	s, sw := udpStar(t, 1, 200_000, PFC{Mode: PFCStatic, Xoff: xoff, Xon: xon}, mode, false)
 	ev, err := sw.PFCEvents()
 	if err != nil {
 		t.Fatal(err)
