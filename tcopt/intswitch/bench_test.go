@@ -25,7 +25,15 @@ import (
 // packet and port. Run it with
 //
 //	go test -run '^$' -bench FiveSwitch -benchtime 1x ./tcopt/intswitch/
-func BenchmarkFiveSwitchThroughput(b *testing.B) {
+func BenchmarkFiveSwitchThroughput(b *testing.B) { fiveSwitchThroughput(b, PFC{}) }
+
+// BenchmarkFiveSwitchPFC is the same with PFC detection on every switch
+// (static thresholds no queue reaches: the accounting's cost alone).
+func BenchmarkFiveSwitchPFC(b *testing.B) {
+	fiveSwitchThroughput(b, PFC{Mode: PFCStatic, Xoff: 1 << 30, Xon: 1 << 29})
+}
+
+func fiveSwitchThroughput(b *testing.B, pfc PFC) {
 	const rounds, seconds = 5, 2
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {
@@ -50,7 +58,9 @@ func BenchmarkFiveSwitchThroughput(b *testing.B) {
 				var sw *Switch
 				if on {
 					cg = ag.Cgroup()
-					if sw, err = Attach(context.Background(), l.cfg()); err != nil {
+					cfg := l.cfg()
+					cfg.PFC = pfc
+					if sw, err = Attach(context.Background(), cfg); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -225,3 +225,63 @@ func testPFCEventsHysteresis(t *testing.T, mode AttachMode) {
 		t.Errorf("sw/p1: at most %d above Xoff with a full 200 KB FIFO", p.MaxOver)
 	}
 }
+
+// TestPFCDynamicThreshold: HPCC's threshold under real load. One UDP
+// sender at 150 Mbit/s for 1 s into a 100 Mbit/s port, the switch's
+// shared buffer B = 200 KB (its FIFO's limit), alpha 11 %, hysteresis
+// 3028 B. With one ingress queue the switch's used buffer is that
+// queue, so Xoff comes when it exceeds 0.11 (B - itself), about 19.8 KB,
+// and Xon when it falls to that less the hysteresis. The events
+// alternate, Xoff first and Xon last (iperf3's bursty start can cross
+// twice), and each threshold is alpha of what was free then (within two
+// packets of the occupancy's own account).
+func TestPFCDynamicThreshold(t *testing.T) {
+	const b, alpha, hyst = 200_000, 0.11, 3028
+	s, sw := udpStar(t, 1, b, PFC{Mode: PFCDynamic, Alpha: alpha, Buffer: b, Hysteresis: hyst}, AttachTCX, false)
+	ev, err := sw.PFCEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	s.iperfResult(s.udp(1, "150M", time.Second))
+	time.Sleep(500 * time.Millisecond)
+	var got []PFCEvent
+	for {
+		e, err := ev.Read(time.Now().Add(200 * time.Millisecond))
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+	}
+	if len(got) < 2 || len(got)%2 != 0 {
+		t.Fatalf("%d events, want Xoff, Xon pairs: %+v", len(got), got)
+	}
+	for k, e := range got {
+		if want := []PFCKind{PFCXoff, PFCXon}[k%2]; e.Kind != want {
+			t.Errorf("event %d is %s, want %s", k, e.Kind, want)
+		}
+		occ := float64(e.Occupancy)
+		want := alpha * (b - occ)
+		if e.Kind == PFCXon {
+			want -= hyst
+		}
+		t.Logf("%s: occupancy %d, threshold %d (alpha of the free buffer%s: %.0f)", e.Kind, e.Occupancy, e.Threshold,
+			map[PFCKind]string{PFCXon: " less the hysteresis"}[e.Kind], want)
+		if d := float64(e.Threshold) - want; d > alpha*2*udpFrame+1 || d < -alpha*2*udpFrame-1 {
+			t.Errorf("%s threshold %d, want %.0f within two packets' share", e.Kind, e.Threshold, want)
+		}
+		switch e.Kind {
+		case PFCXoff:
+			if e.Occupancy <= e.Threshold || e.Occupancy > e.Threshold+udpFrame {
+				t.Errorf("Xoff at occupancy %d, threshold %d: want within a packet above", e.Occupancy, e.Threshold)
+			}
+		case PFCXon:
+			if e.Occupancy > e.Threshold || e.Occupancy+2*udpFrame < e.Threshold {
+				t.Errorf("Xon at occupancy %d, threshold %d: want within two packets below", e.Occupancy, e.Threshold)
+			}
+		}
+	}
+}
