@@ -285,3 +285,23 @@ func TestPFCDynamicThreshold(t *testing.T) {
 		}
 	}
 }
+
+// Headroom is the unit's pfc_headroom (docs/lossless.md's table): 1 ms at
+// 100 Mbit/s and 1 us at 100 Gbit/s are 25 000 B of flight, 1 us at 400
+// Gbit/s 100 000 B, plus two frames.
+func TestPFCHeadroomGo(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		rate units.Rate
+		want units.Size
+	}{
+		{time.Millisecond, units.Rate(100e6), 28_028},
+		{time.Microsecond, units.Rate(100e9), 28_028},
+		{time.Microsecond, units.Rate(400e9), 103_028},
+		{0, units.Rate(100e6), 3028},
+	} {
+		if got := Headroom(c.d, c.rate); got != c.want {
+			t.Errorf("headroom of %v at %v: %v, want %v", c.d, c.rate, got, c.want)
+		}
+	}
+}
