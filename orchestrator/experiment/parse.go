@@ -566,6 +566,7 @@ func (sw *Switch) validate(p *problems, h *Hosts, compare []string) {
 	if sw.INTAll && !sw.INT {
 		p.add(sw.Line, "switch: int_all without int: true stamps nothing")
 	}
+	sw.PFC.validate(p)
 	for _, name := range slices.Sorted(maps.Keys(sw.ECNProfiles)) {
 		prof := sw.ECNProfiles[name]
 		if !slices.Contains(compare, name) {

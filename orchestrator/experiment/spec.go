@@ -195,8 +195,10 @@ type Switch struct {
 	// a marking of their own, which replaces the three above in their runs.
 	ECNProfiles map[string]ECNProfile `yaml:"ecn_profiles" json:"ecn_profiles,omitempty"`
 	QueueSample units.Duration        `yaml:"queue_sample" json:"queue_sample_ns"` // queues.csv period
-	Line        int                   `yaml:"-" json:"-"`
-	set         map[string]bool       // the fields the file gives
+	// PFC makes the fabric lossless (pfc.go); nil: lossy.
+	PFC  *PFC            `yaml:"pfc" json:"pfc,omitempty"`
+	Line int             `yaml:"-" json:"-"`
+	set  map[string]bool // the fields the file gives
 }
 
 // An ECNProfile is how the switch signals congestion in one compared

@@ -110,7 +110,7 @@ func configure(n *nsNode, routes []topology.Route, p *topology.Plan, opt Options
 				return fmt.Errorf("%s: %w", e.Node, err)
 			}
 		}
-		if err := setOffloads(n.ethtool, e.Iface, n.features, opt); err != nil {
+		if err := setOffloads(n.ethtool, e.Iface, n.features, portOffloads(opt)); err != nil {
 			return fmt.Errorf("%s: %w", e.Node, err)
 		}
 		if opt.GSOMaxSize > 0 {

@@ -95,6 +95,9 @@ func (c *Changer) port(node, iface string) (*nsNode, int, error) {
 // SetRate changes the rate of a port's HTB class (rate and ceiling), with
 // the burst every port is built with.
 func (c *Changer) SetRate(node, iface string, rate units.Rate) error {
+	if c.net.Options.Lossless {
+		return fmt.Errorf("rate of %s %s: rate changes of a lossless port's TBF are not built yet", node, iface)
+	}
 	n, idx, err := c.port(node, iface)
 	if err != nil {
 		return err

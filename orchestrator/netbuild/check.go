@@ -23,6 +23,12 @@ func check(id runid.ID, p *topology.Plan, opt Options) error {
 	if opt.GSOMaxSize != 0 && (opt.GSOMaxSize < topology.MTU || opt.GSOMaxSize > 65536) {
 		return fmt.Errorf("options: GSOMaxSize %d: want 0 (kernel default) or %d..65536", opt.GSOMaxSize, topology.MTU)
 	}
+	if opt.Lossless && opt.NICQueues > 1 {
+		return fmt.Errorf("options: a lossless network has one FIFO per port; NICQueues %d needs HTB", opt.NICQueues)
+	}
+	if opt.SharedBuffer != 0 && !opt.Lossless {
+		return fmt.Errorf("options: a shared buffer (%v) without Lossless", opt.SharedBuffer)
+	}
 	avail, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
 	if err != nil {
 		return fmt.Errorf("options: read available congestion control: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"cclab/internal/rcuexpedite"
 	"cclab/internal/runid"
+	"cclab/internal/units"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
 	"cclab/topology"
@@ -48,6 +49,12 @@ type Options struct {
 	// (orchestrator/delay): netem or cclab's line; "" picks netem where
 	// the kernel has it.
 	DelayEngine delay.Engine `json:"delay_engine,omitempty"`
+	// Lossless gives every port a pausable TBF root instead of HTB
+	// (tbf.go) and turns segmentation and receive offloads off (MTU
+	// frames); SharedBuffer, when set, is then every switch port's FIFO
+	// limit (a lossless switch's buffer B, bounded by PFC alone).
+	Lossless     bool       `json:"lossless,omitempty"`
+	SharedBuffer units.Size `json:"shared_buffer_bytes,omitempty"`
 }
 
 // DefaultOptions is the kernel's own behaviour with the CC pinned: TCP

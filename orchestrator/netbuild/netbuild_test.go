@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"cclab/internal/nsexec"
 	"cclab/internal/runid"
+	"cclab/internal/testnet"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
 	"cclab/topology"
@@ -455,33 +455,13 @@ func measureRate(t *testing.T, n *Network, src, dst, node, iface string, port in
 	}()
 	defer func() { cancel(); conn.Close(); wg.Wait() }()
 
-	h, err := netns.GetFromName(n.Netns(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	nh, err := netlink.NewHandleAt(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nh.Close()
+	q := testnet.RootQdisc(t, n.Netns(node), iface)
 	sample := func() (uint64, uint64, time.Time) {
-		l, err := nh.LinkByName(iface)
+		st, err := q.Read()
 		if err != nil {
 			t.Fatal(err)
 		}
-		qs, err := nh.QdiscList(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range qs {
-			a := q.Attrs()
-			if a.Handle == HTBHandle && a.Statistics != nil && a.Statistics.Basic != nil {
-				return a.Statistics.Basic.Bytes, received.Load(), time.Now()
-			}
-		}
-		t.Fatalf("no HTB root on %s %s", node, iface)
-		return 0, 0, time.Time{}
+		return st.Bytes, received.Load(), st.At
 	}
 	time.Sleep(500 * time.Millisecond)
 	b0, g0, t0 := sample()

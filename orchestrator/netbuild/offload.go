@@ -95,6 +95,15 @@ func offloadGroups(opt Options) []offloadGroup {
 	}
 }
 
+// portOffloads are the offloads a port gets: the options', but none that
+// makes frames above the MTU on a lossless port (its TBF drops them).
+func portOffloads(opt Options) Options {
+	if opt.Lossless {
+		opt.TSO, opt.GSO, opt.GRO = false, false, false
+	}
+	return opt
+}
+
 // setOffloads requests the options' offloads on iface in one ioctl. The
 // kernel drops what a device cannot do or what depends on a feature turned
 // off (TSO without tx checksumming); that is not an error.

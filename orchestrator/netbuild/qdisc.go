@@ -45,8 +45,12 @@ func NICClass(id, queues int) uint32 {
 
 // shape installs the port's egress: HTB at the link rate with an explicit
 // burst, then a byte-limited FIFO of the port's buffer (one per queue on
-// a host's port with several NIC queues).
+// a host's port with several NIC queues); in a lossless network a TBF
+// root over the FIFO instead (tbf.go).
 func shape(n *nsNode, idx int, e topology.EgressPort, opt Options) error {
+	if opt.Lossless {
+		return shapeLossless(n, idx, e, opt)
+	}
 	htb := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: HTBHandle, Parent: netlink.HANDLE_ROOT})
 	htb.Defcls = 1
 	queues := e.Role == topology.Host && opt.NICQueues > 1

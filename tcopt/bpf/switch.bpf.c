@@ -42,7 +42,8 @@
  * tcopt/swunit with user-space tests there: int_stamp.h (the record, the
  * transmit clock, the option slot, the header version), ecn_mark.h (step
  * and RED marking), qcn_cp.h (the congestion point's sampling and
- * feedback), tcd_state.h (TCD's ternary port state: CE or U). This file is
+ * feedback), tcd_state.h (TCD's ternary port state: CE or U), pfc.h (PFC's
+ * ingress occupancies and thresholds, composed in switch_pfc.h). This file is
  * their composition: each program reads the port (switch_kern.h) and the
  * packet (switch_pkt.h), keeps the counters and maps (switch_maps.h),
  * calls the units and has switch_pkt.h write what they decide.
@@ -57,6 +58,7 @@
 #include "switch_maps.h"
 #include "switch_kern.h"
 #include "switch_pkt.h"
+#include "switch_pfc.h"
 #include "../swunit/int_stamp.h"
 #include "../swunit/ecn_mark.h"
 #include "../swunit/qcn_cp.h"
@@ -153,6 +155,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	/* The qdisc has let go of the packet: what is left is behind it. */
 	snap.qlen = qdisc_backlog(dev);
 	st->backlog = snap.qlen;
+	pfc_account(*idx, BPF_CORE_READ(skb, skb_iif), len, snap.qlen, 0);
 	snap.tx_bytes = tx;
 	snap.deq_ns = bpf_ktime_get_ns();
 	snap.ts = tx_clock_done(st, bpf_map_lookup_elem(&port_cfgs, idx), len,
@@ -368,6 +371,7 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	else
 		q = READ_ONCE(st->backlog);
 	st->backlog = q + len;
+	pfc_account(idx, skb->ingress_ifindex, len, q + len, 1);
 	cfg = bpf_map_lookup_elem(&port_cfgs, &idx);
 	if (cfg)
 		qcn_arrival(skb, st, cfg, idx, q, len);
@@ -396,6 +400,7 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	/* The packet is about to join the queue (a drop corrects it). */
 	q = qdisc_backlog(dev);
 	st->backlog = q + len;
+	pfc_account(*idx, skb->ingress_ifindex, len, q + len, 1);
 	cfg = bpf_map_lookup_elem(&port_cfgs, idx);
 	if (cfg)
 		qcn_arrival(skb, st, cfg, *idx, q, len);
@@ -521,5 +526,6 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 	__sync_fetch_and_add(&st->drop_bytes, len);
 	__sync_fetch_and_add(&st->drop_pkts, 1);
 	st->backlog = qdisc_backlog(dev);
+	pfc_account(*idx, BPF_CORE_READ(skb, skb_iif), len, st->backlog, 0);
 	return 0;
 }

@@ -160,6 +160,67 @@ struct deq_snap {
 
 #define SWITCH_MAX_INFLIGHT	65536
 
+/*
+ * PFC detection (docs/lossless.md; the unit: tcopt/swunit/pfc.h; the
+ * programs' part: switch_pfc.h). Off unless the loader configures it: a
+ * port whose pfc_cfgs entry has mode PFC_OFF costs one array lookup at
+ * enqueue and at transmit. A lossless switch's ports are numbered 0..n-1
+ * in it ("local"); every switch interface is both an egress port and,
+ * for the packets it receives, an ingress port.
+ */
+#define PFC_MAX_LOCAL		32	/* ports of one lossless switch */
+#define PFC_EVENTS_BYTES	(256 * 1024)
+
+/* Per port slot, written by the loader; read-only to the programs. */
+struct pfc_cfg {
+	__u32 mode;		/* PFC_OFF, PFC_STATIC, PFC_DYNAMIC (pfc.h) */
+	__u32 sw;		/* the switch's index (sw_used, pfc_members) */
+	__u32 local;		/* the port's index in its switch */
+	__u32 alpha_ppm;	/* dynamic: Xoff = alpha * (B - used) */
+	__u64 xoff;		/* static Xoff, bytes */
+	__u64 xon;		/* static Xon, bytes (< xoff) */
+	__u64 hysteresis;	/* dynamic: Xon = Xoff - hysteresis */
+	__u64 headroom;		/* bytes above Xoff the port can take */
+	struct port_key upstream; /* the port feeding this one: paused on Xoff */
+};
+
+/* Per port slot, in both roles. */
+struct pfc_state {
+	/* as egress */
+	__u64 seen_backlog;	/* backlog last counted into sw_used */
+	__u64 ingress_total;	/* sum of its ingress_bytes row */
+	/* as ingress */
+	__u32 paused;		/* Xoff posted, Xon not yet */
+	__u32 pad;
+	__u64 xoffs;		/* Xoff crossings posted */
+	__u64 xons;		/* Xon crossings posted */
+	__u64 lost_events;	/* crossings the ring buffer had no room for */
+	__u64 max_over;		/* highest occupancy above Xoff while paused */
+};
+
+/* Per lossless switch. */
+struct pfc_switch {
+	__u64 used;		/* sum of its ports' backlogs */
+	__u64 buffer;		/* the shared buffer B */
+	__u32 nports;		/* its ports, local 0..nports-1 */
+	__u32 pad;
+};
+
+/* The key of pfc_ifaces: an interface of a lossless switch. */
+struct pfc_iface {
+	__u32 sw;
+	__u32 ifindex;
+};
+
+/* A crossing, posted once to pfc_events. */
+struct pfc_event {
+	__u64 ns;		/* bpf_ktime_get_ns() at the crossing */
+	__u64 occupancy;	/* the ingress queue then, bytes */
+	__u64 threshold;	/* the Xoff or Xon it crossed */
+	__u32 port;		/* the ingress port's slot */
+	__u32 kind;		/* PFC_XOFF or PFC_XON */
+};
+
 /* The maps themselves (BPF only: the Go loader has bpf2go's twins). */
 #ifdef __bpf__
 struct {
@@ -235,6 +296,58 @@ struct {
 	__type(key, __u64);
 	__type(value, struct deq_snap);
 } dequeued SEC(".maps");
+/* PFC (struct pfc_cfg): per port slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct pfc_cfg);
+} pfc_cfgs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct pfc_state);
+} pfc_states SEC(".maps");
+
+/* Bytes in egress slot e's queue that arrived on local port i of its
+ * switch, at e * PFC_MAX_LOCAL + i (the loader sizes it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS * PFC_MAX_LOCAL);
+	__type(key, __u32);
+	__type(value, __u64);
+} ingress_bytes SEC(".maps");
+
+/* The slot of local port l of switch s, at s * PFC_MAX_LOCAL + l. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS * PFC_MAX_LOCAL);
+	__type(key, __u32);
+	__type(value, __u32);
+} pfc_members SEC(".maps");
+
+/* A packet's ingress port: its switch and skb_iif to the slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, struct pfc_iface);
+	__type(value, __u32);
+} pfc_ifaces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SWITCH_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct pfc_switch);
+} sw_used SEC(".maps");
+
+/* Xoff and Xon crossings (struct pfc_event), for the pause controller. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PFC_EVENTS_BYTES);
+} pfc_events SEC(".maps");
 #endif /* __bpf__ */
 
 #endif /* CCLAB_SWITCH_MAPS_H */

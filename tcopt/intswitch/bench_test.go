@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
 	"cclab/internal/units"
 	"cclab/tcopt/agent"
 )
@@ -15,14 +18,31 @@ import (
 // (offloads on, as a run has them): rounds of iperf3 alternate between a
 // bare path and the same path with the switch attached to every port and
 // the flow in the agent's cgroup. It reports goodput, which the 40-byte
-// option alone lowers by 40/1460 = 2.7 % (TCP timestamps off), and the
-// rate on the wire of the last port. Run it with
+// option alone lowers by 40/1460 = 2.7 % (TCP timestamps off), the
+// rate on the wire of the last port, and the switch programs' own cost
+// per run (the kernel's BPF run-time statistics, on for the benchmark
+// only): the enqueue counter and the transmit tracepoint run once per
+// packet and port. Run it with
 //
 //	go test -run '^$' -bench FiveSwitch -benchtime 1x ./tcopt/intswitch/
-func BenchmarkFiveSwitchThroughput(b *testing.B) {
+func BenchmarkFiveSwitchThroughput(b *testing.B) { fiveSwitchThroughput(b, PFC{}) }
+
+// BenchmarkFiveSwitchPFC is the same with PFC detection on every switch
+// (static thresholds no queue reaches: the accounting's cost alone).
+func BenchmarkFiveSwitchPFC(b *testing.B) {
+	fiveSwitchThroughput(b, PFC{Mode: PFCStatic, Xoff: 1 << 30, Xon: 1 << 29})
+}
+
+func fiveSwitchThroughput(b *testing.B, pfc PFC) {
 	const rounds, seconds = 5, 2
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		b.Fatalf("BPF run-time statistics: %v", err)
+	}
+	defer stats.Close()
 	for b.Loop() {
 		var bare, with, bareWire, withWire float64
+		var enqNs, enqRuns, xmitNs, xmitRuns float64
 		l := newLine(b, 5, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10, offloads: true})
 		ag, err := agent.Attach(context.Background(), l.id, agent.Options{
 			EchoPinDir: filepath.Join(l.id.BPFDir(), "cc"),
@@ -38,7 +58,9 @@ func BenchmarkFiveSwitchThroughput(b *testing.B) {
 				var sw *Switch
 				if on {
 					cg = ag.Cgroup()
-					if sw, err = Attach(context.Background(), l.cfg()); err != nil {
+					cfg := l.cfg()
+					cfg.PFC = pfc
+					if sw, err = Attach(context.Background(), cfg); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -60,6 +82,17 @@ func BenchmarkFiveSwitchThroughput(b *testing.B) {
 					if p := portStats(b, st, "s5", "r5"); p.Stamped == 0 {
 						b.Fatal("the switch stamped nothing")
 					}
+					for _, c := range []struct {
+						prog     *ebpf.Program
+						ns, runs *float64
+					}{{sw.tcProgs[0].Enqueue, &enqNs, &enqRuns}, {sw.objs.IntSwitchXmit, &xmitNs, &xmitRuns}} {
+						ps, err := c.prog.Stats()
+						if err != nil {
+							b.Fatal(err)
+						}
+						*c.ns += float64(ps.Runtime.Nanoseconds())
+						*c.runs += float64(ps.RunCount)
+					}
 					sw.Close()
 					with += bps / rounds
 					withWire += wire / rounds
@@ -75,5 +108,7 @@ func BenchmarkFiveSwitchThroughput(b *testing.B) {
 		b.ReportMetric(with/1e6, "int-goodput-Mbit/s")
 		b.ReportMetric(100*with/bare, "%goodput-kept")
 		b.ReportMetric(100*withWire/bareWire, "%wire-rate-kept")
+		b.ReportMetric(enqNs/enqRuns, "enqueue-ns/run")
+		b.ReportMetric(xmitNs/xmitRuns, "xmit-ns/run")
 	}
 }

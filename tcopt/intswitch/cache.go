@@ -79,20 +79,25 @@ func (l *loadedSet) close() error {
 }
 
 // reset empties every map a switch writes, as a fresh load has them:
-// ports, counters and transmit clocks, packets in flight, QCN feedback.
+// ports, counters and transmit clocks, packets in flight, QCN feedback,
+// PFC's counts and unread events.
 func (o *objects) reset() error {
-	for _, m := range []*ebpf.Map{o.EgressPorts, o.DequeuePorts, o.QcnPending, o.Dequeued} {
+	for _, m := range []*ebpf.Map{o.EgressPorts, o.DequeuePorts, o.QcnPending, o.Dequeued, o.PfcIfaces} {
 		if err := clearHash(m); err != nil {
 			return fmt.Errorf("reset switch map %s: %w", m, err)
 		}
 	}
-	for _, m := range []*ebpf.Map{o.PortStates, o.PortDevs, o.PortCfgs, o.SwitchGlobals} {
+	for _, m := range []*ebpf.Map{o.PortStates, o.PortDevs, o.PortCfgs, o.SwitchGlobals,
+		o.PfcCfgs, o.PfcStates, o.IngressBytes, o.PfcMembers, o.SwUsed} {
 		zero := make([]byte, m.ValueSize())
 		for i := uint32(0); i < m.MaxEntries(); i++ {
 			if err := m.Put(i, zero); err != nil {
 				return fmt.Errorf("reset switch map %s: %w", m, err)
 			}
 		}
+	}
+	if err := o.drainPFCEvents(); err != nil {
+		return fmt.Errorf("reset switch map %s: %w", o.PfcEvents, err)
 	}
 	return nil
 }

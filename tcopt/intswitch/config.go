@@ -275,6 +275,9 @@ type Config struct {
 	// Attach chooses tcx links or classic cls_bpf filters; the zero
 	// value, AttachAuto, takes tcx where the kernel has it.
 	Attach AttachMode
+	// PFC makes every switch of the config lossless (the zero value:
+	// lossy). A switch is the ports of one Node.
+	PFC PFC
 	// Cache, when set, lends verified programs and maps from an earlier
 	// Switch and takes them back at Close (nil: load and free them here).
 	Cache *Cache
@@ -295,6 +298,14 @@ func (c *Config) validate() error {
 	}
 	if len(c.Ports) > maxPorts {
 		return fmt.Errorf("switch config: %d ports, at most %d", len(c.Ports), maxPorts)
+	}
+	if err := c.PFC.validate(); err != nil {
+		return fmt.Errorf("switch config: %w", err)
+	}
+	if c.PFC.On() {
+		if _, err := layoutPFC(c.Ports); err != nil {
+			return fmt.Errorf("switch config: %w", err)
+		}
 	}
 	egress := map[[2]string]bool{}
 	peers := map[[2]string]bool{}

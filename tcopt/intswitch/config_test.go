@@ -3,6 +3,7 @@ package intswitch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,20 @@ func TestConfigRejects(t *testing.T) {
 			p.Rate = 0
 			return p
 		}()}}, "QCN congestion point for 1Gbit ports: the port has no rate"},
-		"QCN scaled to 0": {Config{Netns: ns, Ports: []PortConfig{withQCN(ok, QCN{Qeq: 10, Rate: units.Rate(100e9)})}}, "qeq 0B and sample 1500B must be in 1B.."},
+		"QCN scaled to 0":        {Config{Netns: ns, Ports: []PortConfig{withQCN(ok, QCN{Qeq: 10, Rate: units.Rate(100e9)})}}, "qeq 0B and sample 1500B must be in 1B.."},
+		"PFC settings, no mode":  {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Xoff: 30_000}}, "PFC: settings without a mode"},
+		"PFC unknown mode":       {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCDynamic + 1}}, "PFC: unknown mode 3"},
+		"PFC static xon >= xoff": {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCStatic, Xoff: 30_000, Xon: 30_000}}, "xoff 30KB must be above 0 and above xon 30KB"},
+		"PFC static no xoff":     {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCStatic}}, "xoff 0B must be above 0"},
+		"PFC dynamic alpha 0":    {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCDynamic, Buffer: 1 << 20}}, "alpha 0 is outside (0, 1]"},
+		"PFC dynamic no buffer":  {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCDynamic, Alpha: HPCCAlpha}}, "the shared buffer 0B must be in"},
+		"PFC switch too large": {Config{Netns: ns, Ports: func() []PortConfig {
+			var ps []PortConfig
+			for i := range maxPFCPorts + 1 {
+				ps = append(ps, PortConfig{Node: "s1", Iface: fmt.Sprintf("p%d", i), PeerNode: fmt.Sprintf("h%d", i), PeerIface: "eth0"})
+			}
+			return ps
+		}(), PFC: PFC{Mode: PFCStatic, Xoff: 30_000}}, "switch s1 has more than 32 ports"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Attach(context.Background(), tc.cfg)

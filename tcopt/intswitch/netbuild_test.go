@@ -13,14 +13,26 @@ import (
 // TestOnNetbuildLine attaches the switch the way a run does, to every
 // switch port of a topology built by netbuild (topologies/line-3.yaml,
 // 100 Mbit/s), and checks that a flow through the host agent comes back
-// with the three records, in order, with the links' rate.
+// with the three records, in order, with the links' rate; on HTB ports,
+// and on lossless ones (TBF roots over the FIFO 10:) with PFC detection
+// on.
 func TestOnNetbuildLine(t *testing.T) {
+	t.Run("htb", func(t *testing.T) { testOnNetbuildLine(t, false) })
+	t.Run("lossless", func(t *testing.T) { testOnNetbuildLine(t, true) })
+}
+
+func testOnNetbuildLine(t *testing.T, lossless bool) {
 	plan, err := topology.Load("../../topologies/line-3.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := runid.New()
 	opt := netbuild.Options{ECN: 2, DefaultCC: "cubic"} // per-packet INT: offloads and timestamps off
+	cfgPFC := PFC{}
+	if lossless {
+		opt.Lossless, opt.SharedBuffer = true, 1<<20
+		cfgPFC = PFC{Mode: PFCStatic, Xoff: 1 << 30, Xon: 1 << 29}
+	}
 	net, err := netbuild.Up(context.Background(), id, plan, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +46,7 @@ func TestOnNetbuildLine(t *testing.T) {
 	if len(ports) != 6 {
 		t.Fatalf("%d switch ports in line-3, want 6", len(ports))
 	}
-	sw := attach(t, Config{Netns: net.Netns, Ports: ports})
+	sw := attach(t, Config{Netns: net.Netns, Ports: ports, PFC: cfgPFC})
 	ag := attachAgent(t, id)
 	h1, _ := net.Plan.Node("h1")
 	e := transferForEcho(t, ag, net.Netns("h0"), net.Netns("h1"), h1.Addr.String(), 1<<20)
@@ -61,6 +73,19 @@ func TestOnNetbuildLine(t *testing.T) {
 		forward := map[string]bool{"s0/s1": true, "s1/s2": true, "s2/h1": true}[p.Node+"/"+p.Iface]
 		if forward != (p.Stamped > 0) || p.QueueBytes() != 0 {
 			t.Errorf("%s/%s: stamped %d, queue %d (forward port: %v)", p.Node, p.Iface, p.Stamped, p.QueueBytes(), forward)
+		}
+	}
+	pfc, used, err := sw.PFCPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lossless != (len(pfc) == len(ports)) || len(used) != map[bool]int{false: 0, true: 3}[lossless] {
+		t.Errorf("PFC accounting of %d ports on %d switches (lossless %v)", len(pfc), len(used), lossless)
+	}
+	for _, p := range pfc {
+		// An idle line: nothing left counted, no crossing.
+		if p.Occupancy != 0 || p.Xoffs != 0 {
+			t.Errorf("%s/%s: occupancy %d, %d Xoff after the flow", p.Node, p.Iface, p.Occupancy, p.Xoffs)
 		}
 	}
 }

@@ -19,6 +19,7 @@ type star struct {
 	*testNet
 	senders int
 	rcvAddr string
+	cg      string // plain sender cgroup, once made
 }
 
 func newStar(t *testing.T, senders int, edge, bottleneck linkOpts) *star {

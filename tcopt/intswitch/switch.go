@@ -30,6 +30,8 @@ type Switch struct {
 	filters []*classicFilter
 	cache   *Cache // tcx: where the programs and maps go at Close
 
+	pfc pfcLayout // the lossless fabric's numbering (empty: lossy)
+
 	mu      sync.Mutex
 	sampler *Sampler
 }
@@ -47,7 +49,8 @@ func (o *objects) Close() error {
 	for _, p := range []*ebpf.Program{o.IntSwitchXmit, o.IntSwitchDrop} {
 		errs = append(errs, p.Close()) // nil-safe
 	}
-	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper, o.QcnPending, o.SwitchGlobals} {
+	for _, m := range []*ebpf.Map{o.DequeuePorts, o.Dequeued, o.EgressPorts, o.PortCfgs, o.PortStates, o.PortDevs, o.Stamper, o.QcnPending, o.SwitchGlobals,
+		o.PfcCfgs, o.PfcStates, o.IngressBytes, o.PfcMembers, o.PfcIfaces, o.SwUsed, o.PfcEvents} {
 		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
@@ -121,6 +124,9 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	if err := s.setGlobals(); err != nil {
 		return nil, err
 	}
+	if err := s.configurePFC(cfg.PFC, egress, peers); err != nil {
+		return nil, err
+	}
 
 	for _, tp := range []struct {
 		what string
@@ -165,8 +171,11 @@ func (s *Switch) load() error {
 		return fmt.Errorf("load switch BPF spec (%s): %w", s.mode, err)
 	}
 	// The arrays hold exactly our ports, so telemetry reads them in one go.
-	for _, name := range []string{"port_cfgs", "port_states"} {
+	for _, name := range []string{"port_cfgs", "port_states", "pfc_cfgs", "pfc_states", "sw_used"} {
 		spec.Maps[name].MaxEntries = uint32(len(s.ports))
+	}
+	for _, name := range []string{"ingress_bytes", "pfc_members"} {
+		spec.Maps[name].MaxEntries = uint32(len(s.ports) * maxPFCPorts)
 	}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return loadErr(s.mode, err)
@@ -220,6 +229,10 @@ func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
 		"port_states": s.objs.PortStates, "port_devs": s.objs.PortDevs,
 		"stamper": s.objs.Stamper, "qcn_pending": s.objs.QcnPending,
 		"switch_globals": s.objs.SwitchGlobals,
+		"pfc_cfgs":       s.objs.PfcCfgs, "pfc_states": s.objs.PfcStates,
+		"ingress_bytes": s.objs.IngressBytes, "pfc_members": s.objs.PfcMembers,
+		"pfc_ifaces": s.objs.PfcIfaces, "sw_used": s.objs.SwUsed,
+		"pfc_events": s.objs.PfcEvents,
 	}}
 	if s.mode != AttachClassic {
 		var p struct {

@@ -23,6 +23,45 @@ type switchbpfDeqSnap struct {
 	Len     uint32
 }
 
+type switchbpfPfcCfg struct {
+	_          structs.HostLayout
+	Mode       uint32
+	Sw         uint32
+	Local      uint32
+	AlphaPpm   uint32
+	Xoff       uint64
+	Xon        uint64
+	Hysteresis uint64
+	Headroom   uint64
+	Upstream   switchbpfPortKey
+}
+
+type switchbpfPfcIface struct {
+	_       structs.HostLayout
+	Sw      uint32
+	Ifindex uint32
+}
+
+type switchbpfPfcState struct {
+	_            structs.HostLayout
+	SeenBacklog  uint64
+	IngressTotal uint64
+	Paused       uint32
+	Pad          uint32
+	Xoffs        uint64
+	Xons         uint64
+	LostEvents   uint64
+	MaxOver      uint64
+}
+
+type switchbpfPfcSwitch struct {
+	_      structs.HostLayout
+	Used   uint64
+	Buffer uint64
+	Nports uint32
+	Pad    uint32
+}
+
 type switchbpfPortCfg struct {
 	_           structs.HostLayout
 	EcnK        uint64
@@ -100,11 +139,18 @@ const (
 	switchbpfMapDequeuePorts      = "dequeue_ports"
 	switchbpfMapDequeued          = "dequeued"
 	switchbpfMapEgressPorts       = "egress_ports"
+	switchbpfMapIngressBytes      = "ingress_bytes"
+	switchbpfMapPfcCfgs           = "pfc_cfgs"
+	switchbpfMapPfcEvents         = "pfc_events"
+	switchbpfMapPfcIfaces         = "pfc_ifaces"
+	switchbpfMapPfcMembers        = "pfc_members"
+	switchbpfMapPfcStates         = "pfc_states"
 	switchbpfMapPortCfgs          = "port_cfgs"
 	switchbpfMapPortDevs          = "port_devs"
 	switchbpfMapPortStates        = "port_states"
 	switchbpfMapQcnPending        = "qcn_pending"
 	switchbpfMapStamper           = "stamper"
+	switchbpfMapSwUsed            = "sw_used"
 	switchbpfMapSwitchGlobals     = "switch_globals"
 	switchbpfProgIntSwitchDrop    = "int_switch_drop"
 	switchbpfProgIntSwitchEnqueue = "int_switch_enqueue"
@@ -167,11 +213,18 @@ type switchbpfMapSpecs struct {
 	DequeuePorts  *ebpf.MapSpec `ebpf:"dequeue_ports"`
 	Dequeued      *ebpf.MapSpec `ebpf:"dequeued"`
 	EgressPorts   *ebpf.MapSpec `ebpf:"egress_ports"`
+	IngressBytes  *ebpf.MapSpec `ebpf:"ingress_bytes"`
+	PfcCfgs       *ebpf.MapSpec `ebpf:"pfc_cfgs"`
+	PfcEvents     *ebpf.MapSpec `ebpf:"pfc_events"`
+	PfcIfaces     *ebpf.MapSpec `ebpf:"pfc_ifaces"`
+	PfcMembers    *ebpf.MapSpec `ebpf:"pfc_members"`
+	PfcStates     *ebpf.MapSpec `ebpf:"pfc_states"`
 	PortCfgs      *ebpf.MapSpec `ebpf:"port_cfgs"`
 	PortDevs      *ebpf.MapSpec `ebpf:"port_devs"`
 	PortStates    *ebpf.MapSpec `ebpf:"port_states"`
 	QcnPending    *ebpf.MapSpec `ebpf:"qcn_pending"`
 	Stamper       *ebpf.MapSpec `ebpf:"stamper"`
+	SwUsed        *ebpf.MapSpec `ebpf:"sw_used"`
 	SwitchGlobals *ebpf.MapSpec `ebpf:"switch_globals"`
 }
 
@@ -204,11 +257,18 @@ type switchbpfMaps struct {
 	DequeuePorts  *ebpf.Map `ebpf:"dequeue_ports"`
 	Dequeued      *ebpf.Map `ebpf:"dequeued"`
 	EgressPorts   *ebpf.Map `ebpf:"egress_ports"`
+	IngressBytes  *ebpf.Map `ebpf:"ingress_bytes"`
+	PfcCfgs       *ebpf.Map `ebpf:"pfc_cfgs"`
+	PfcEvents     *ebpf.Map `ebpf:"pfc_events"`
+	PfcIfaces     *ebpf.Map `ebpf:"pfc_ifaces"`
+	PfcMembers    *ebpf.Map `ebpf:"pfc_members"`
+	PfcStates     *ebpf.Map `ebpf:"pfc_states"`
 	PortCfgs      *ebpf.Map `ebpf:"port_cfgs"`
 	PortDevs      *ebpf.Map `ebpf:"port_devs"`
 	PortStates    *ebpf.Map `ebpf:"port_states"`
 	QcnPending    *ebpf.Map `ebpf:"qcn_pending"`
 	Stamper       *ebpf.Map `ebpf:"stamper"`
+	SwUsed        *ebpf.Map `ebpf:"sw_used"`
 	SwitchGlobals *ebpf.Map `ebpf:"switch_globals"`
 }
 
@@ -217,11 +277,18 @@ func (m *switchbpfMaps) Close() error {
 		m.DequeuePorts,
 		m.Dequeued,
 		m.EgressPorts,
+		m.IngressBytes,
+		m.PfcCfgs,
+		m.PfcEvents,
+		m.PfcIfaces,
+		m.PfcMembers,
+		m.PfcStates,
 		m.PortCfgs,
 		m.PortDevs,
 		m.PortStates,
 		m.QcnPending,
 		m.Stamper,
+		m.SwUsed,
 		m.SwitchGlobals,
 	)
 }

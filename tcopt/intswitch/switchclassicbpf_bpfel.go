@@ -23,6 +23,45 @@ type switchclassicbpfDeqSnap struct {
 	Len     uint32
 }
 
+type switchclassicbpfPfcCfg struct {
+	_          structs.HostLayout
+	Mode       uint32
+	Sw         uint32
+	Local      uint32
+	AlphaPpm   uint32
+	Xoff       uint64
+	Xon        uint64
+	Hysteresis uint64
+	Headroom   uint64
+	Upstream   switchclassicbpfPortKey
+}
+
+type switchclassicbpfPfcIface struct {
+	_       structs.HostLayout
+	Sw      uint32
+	Ifindex uint32
+}
+
+type switchclassicbpfPfcState struct {
+	_            structs.HostLayout
+	SeenBacklog  uint64
+	IngressTotal uint64
+	Paused       uint32
+	Pad          uint32
+	Xoffs        uint64
+	Xons         uint64
+	LostEvents   uint64
+	MaxOver      uint64
+}
+
+type switchclassicbpfPfcSwitch struct {
+	_      structs.HostLayout
+	Used   uint64
+	Buffer uint64
+	Nports uint32
+	Pad    uint32
+}
+
 type switchclassicbpfPortCfg struct {
 	_           structs.HostLayout
 	EcnK        uint64
@@ -100,11 +139,18 @@ const (
 	switchclassicbpfMapDequeuePorts        = "dequeue_ports"
 	switchclassicbpfMapDequeued            = "dequeued"
 	switchclassicbpfMapEgressPorts         = "egress_ports"
+	switchclassicbpfMapIngressBytes        = "ingress_bytes"
+	switchclassicbpfMapPfcCfgs             = "pfc_cfgs"
+	switchclassicbpfMapPfcEvents           = "pfc_events"
+	switchclassicbpfMapPfcIfaces           = "pfc_ifaces"
+	switchclassicbpfMapPfcMembers          = "pfc_members"
+	switchclassicbpfMapPfcStates           = "pfc_states"
 	switchclassicbpfMapPortCfgs            = "port_cfgs"
 	switchclassicbpfMapPortDevs            = "port_devs"
 	switchclassicbpfMapPortStates          = "port_states"
 	switchclassicbpfMapQcnPending          = "qcn_pending"
 	switchclassicbpfMapStamper             = "stamper"
+	switchclassicbpfMapSwUsed              = "sw_used"
 	switchclassicbpfMapSwitchGlobals       = "switch_globals"
 	switchclassicbpfProgIntSwitchDrop      = "int_switch_drop"
 	switchclassicbpfProgIntSwitchEnqueue   = "int_switch_enqueue"
@@ -170,11 +216,18 @@ type switchclassicbpfMapSpecs struct {
 	DequeuePorts  *ebpf.MapSpec `ebpf:"dequeue_ports"`
 	Dequeued      *ebpf.MapSpec `ebpf:"dequeued"`
 	EgressPorts   *ebpf.MapSpec `ebpf:"egress_ports"`
+	IngressBytes  *ebpf.MapSpec `ebpf:"ingress_bytes"`
+	PfcCfgs       *ebpf.MapSpec `ebpf:"pfc_cfgs"`
+	PfcEvents     *ebpf.MapSpec `ebpf:"pfc_events"`
+	PfcIfaces     *ebpf.MapSpec `ebpf:"pfc_ifaces"`
+	PfcMembers    *ebpf.MapSpec `ebpf:"pfc_members"`
+	PfcStates     *ebpf.MapSpec `ebpf:"pfc_states"`
 	PortCfgs      *ebpf.MapSpec `ebpf:"port_cfgs"`
 	PortDevs      *ebpf.MapSpec `ebpf:"port_devs"`
 	PortStates    *ebpf.MapSpec `ebpf:"port_states"`
 	QcnPending    *ebpf.MapSpec `ebpf:"qcn_pending"`
 	Stamper       *ebpf.MapSpec `ebpf:"stamper"`
+	SwUsed        *ebpf.MapSpec `ebpf:"sw_used"`
 	SwitchGlobals *ebpf.MapSpec `ebpf:"switch_globals"`
 }
 
@@ -208,11 +261,18 @@ type switchclassicbpfMaps struct {
 	DequeuePorts  *ebpf.Map `ebpf:"dequeue_ports"`
 	Dequeued      *ebpf.Map `ebpf:"dequeued"`
 	EgressPorts   *ebpf.Map `ebpf:"egress_ports"`
+	IngressBytes  *ebpf.Map `ebpf:"ingress_bytes"`
+	PfcCfgs       *ebpf.Map `ebpf:"pfc_cfgs"`
+	PfcEvents     *ebpf.Map `ebpf:"pfc_events"`
+	PfcIfaces     *ebpf.Map `ebpf:"pfc_ifaces"`
+	PfcMembers    *ebpf.Map `ebpf:"pfc_members"`
+	PfcStates     *ebpf.Map `ebpf:"pfc_states"`
 	PortCfgs      *ebpf.Map `ebpf:"port_cfgs"`
 	PortDevs      *ebpf.Map `ebpf:"port_devs"`
 	PortStates    *ebpf.Map `ebpf:"port_states"`
 	QcnPending    *ebpf.Map `ebpf:"qcn_pending"`
 	Stamper       *ebpf.Map `ebpf:"stamper"`
+	SwUsed        *ebpf.Map `ebpf:"sw_used"`
 	SwitchGlobals *ebpf.Map `ebpf:"switch_globals"`
 }
 
@@ -221,11 +281,18 @@ func (m *switchclassicbpfMaps) Close() error {
 		m.DequeuePorts,
 		m.Dequeued,
 		m.EgressPorts,
+		m.IngressBytes,
+		m.PfcCfgs,
+		m.PfcEvents,
+		m.PfcIfaces,
+		m.PfcMembers,
+		m.PfcStates,
 		m.PortCfgs,
 		m.PortDevs,
 		m.PortStates,
 		m.QcnPending,
 		m.Stamper,
+		m.SwUsed,
 		m.SwitchGlobals,
 	)
 }

@@ -95,6 +95,7 @@ type linkOpts struct {
 	buffer   units.Size
 	ecnK     units.Size // on the switch ends
 	offloads bool       // leave TSO/GSO/checksum offloads on
+	tbf      bool       // a lossless port: TBF root (4-frame burst) over its FIFO
 }
 
 // link joins a/aif (address aaddr/24) to b/bif (baddr/24), shapes both
@@ -110,6 +111,13 @@ func (n *testNet) link(a, aif, aaddr string, aSwitch bool, b, bif, baddr string,
 			n.in(node, "ethtool", "-K", ifc, "tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "off")
 		}
 		rate := fmt.Sprintf("%dbit", o.rate.BitsPerSecond())
+		if o.tbf {
+			// TBF makes its own byte FIFO of the limit (netbuild's
+			// lossless ports graft theirs as 10:).
+			n.sh("tc", "-n", n.ns(node), "qdisc", "add", "dev", ifc, "root", "handle", "1:", "tbf",
+				"rate", rate, "burst", "6056", "limit", fmt.Sprint(uint64(o.buffer)))
+			continue
+		}
 		n.sh("tc", "-n", n.ns(node), "qdisc", "add", "dev", ifc, "root", "handle", "1:", "htb", "default", "1")
 		n.sh("tc", "-n", n.ns(node), "class", "add", "dev", ifc, "parent", "1:", "classid", "1:1", "htb",
 			"rate", rate, "ceil", rate, "burst", "64k", "cburst", "64k")

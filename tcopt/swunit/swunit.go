@@ -1,5 +1,5 @@
 // Package swunit holds the INT switch's behaviour units (int_stamp.h,
-// ecn_mark.h, qcn_cp.h, tcd_state.h), the pure C cores tcopt/bpf/switch.bpf.c is
+// ecn_mark.h, qcn_cp.h, tcd_state.h, pfc.h), the pure C cores tcopt/bpf/switch.bpf.c is
 // composed of, and runs them in user space through cgo, so that tests can hold them
 // against the specification (tcopt/README.md, switch_maps.h) without a
 // kernel.

@@ -13,5 +13,6 @@
 #include "ecn_mark.h"
 #include "qcn_cp.h"
 #include "tcd_state.h"
+#include "pfc.h"
 
 #endif /* CCLAB_SWUNIT_USERSPACE_H */

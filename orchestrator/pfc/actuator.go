@@ -1,0 +1,125 @@
+// Package pfc holds the parts of a lossless fabric's pause that act on a
+// port (docs/lossless.md): the actuator, which pauses and resumes a
+// lossless port's egress (netbuild's TBF root), and its kick. The
+// switch's detection is tcopt/intswitch's (Config.PFC, PFCEvents); the
+// controller that applies an event a link delay after it, in the delay
+// line's thread, is not built yet.
+package pfc
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"cclab/internal/units"
+	"cclab/orchestrator/cleanup"
+	"cclab/orchestrator/netbuild"
+)
+
+// A Port is a lossless port: an interface with a TBF root (netbuild's
+// Options.Lossless) in a namespace, and its peer, which receives what it
+// sends.
+type Port struct {
+	Netns, Iface         string
+	PeerNetns, PeerIface string
+	Rate                 units.Rate // the link rate it resumes at
+	// Limit is the FIFO's limit under the TBF (netbuild.LosslessLimit):
+	// tbf_change sets it on every change, so it must be the port's own.
+	Limit units.Size
+}
+
+// PausedRate is a paused port's rate: TBF refuses 0, and at 8 bit/s one
+// frame takes 1514 s, so none follows the one the burst lets out.
+const PausedRate = units.Rate(8)
+
+// An Actuator pauses and resumes one port by changing its TBF root over
+// a netlink socket opened in the port's namespace (RTNL and the port's
+// tree lock for each change). Pause lets out at most one frame: the
+// change refills the bucket to its new burst, one frame. Resume sets the
+// link rate and the small burst back and kicks the port: tbf_change does
+// not re-arm the TBF's watchdog, which a paused dequeue set a frame's
+// time at 8 bit/s ahead, so the port stays idle until a packet is
+// enqueued; the kick is that packet (kick.go).
+type Actuator struct {
+	port    Port
+	ifindex int
+	sock    *nl.NetlinkSocket
+	kick    *kicker
+}
+
+// Open prepares the actuator of p: the netlink socket in its namespace,
+// and the kick (a packet socket on the port, and a filter on the peer's
+// ingress that drops kick frames). On error nothing is left open.
+func Open(p Port) (_ *Actuator, err error) {
+	if p.Rate <= 0 || p.Limit <= 0 || p.Limit >= 1<<32 {
+		return nil, fmt.Errorf("pfc port %s/%s: rate %v and limit %v must be positive (limit below 4 GB)", p.Netns, p.Iface, p.Rate, p.Limit)
+	}
+	a := &Actuator{port: p}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	ns, err := netns.GetFromPath(filepath.Join(cleanup.NetnsDir, p.Netns))
+	if err != nil {
+		return nil, fmt.Errorf("pfc port %s/%s: namespace: %w", p.Netns, p.Iface, err)
+	}
+	defer ns.Close()
+	if a.sock, err = nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE); err != nil {
+		return nil, fmt.Errorf("pfc port %s/%s: netlink: %w", p.Netns, p.Iface, err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("pfc port %s/%s: netlink: %w", p.Netns, p.Iface, err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(p.Iface)
+	if err != nil {
+		return nil, fmt.Errorf("pfc port %s/%s: %w", p.Netns, p.Iface, err)
+	}
+	a.ifindex = l.Attrs().Index
+	if a.kick, err = openKicker(p, l); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// change sets the port's TBF to rate and burst, keeping its FIFO's limit.
+func (a *Actuator) change(rate units.Rate, burst uint32) error {
+	req := netbuild.TBFRequest(a.ifindex, rate, burst, uint32(a.port.Limit), 0)
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: a.sock}}
+	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+		return fmt.Errorf("pfc port %s/%s: change TBF to %v: %w", a.port.Netns, a.port.Iface, rate, err)
+	}
+	return nil
+}
+
+// Pause stops the port's egress after at most one more frame; what is
+// queued stays queued.
+func (a *Actuator) Pause() error { return a.change(PausedRate, netbuild.MTUFrame) }
+
+// Resume restores the link rate and kicks the port.
+func (a *Actuator) Resume() error {
+	if err := a.change(a.port.Rate, netbuild.TBFBurst); err != nil {
+		return err
+	}
+	return a.kick.send()
+}
+
+// Close releases the sockets and removes the peer's kick filter.
+func (a *Actuator) Close() error {
+	var err error
+	if a.kick != nil {
+		err = a.kick.close()
+		a.kick = nil
+	}
+	if a.sock != nil {
+		a.sock.Close()
+		a.sock = nil
+	}
+	return err
+}
