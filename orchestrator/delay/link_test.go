@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 
 	"cclab/internal/nsexec"
+	"cclab/internal/quiettest"
+	"cclab/orchestrator/delay"
 	"cclab/orchestrator/health"
 	"cclab/tcopt/intswitch"
 	"cclab/topology"
@@ -192,4 +195,45 @@ func TestLinkPlacementStampsOnce(t *testing.T) {
 		return
 	}
 	t.Fatal("no port s0/h0 in the switch's stats")
+}
+
+// Live delay changes under link placement: the probe star's links go from
+// 500 us to 1.5 ms and back (every path from 1 ms to 3 ms) while probes
+// and a paced TCP flow cross s0; probes sent after each change carry the
+// new delay within the line's bars, none reorder, and every port ends
+// with the first delay as its one class.
+func TestReplaceLinkPlacement(t *testing.T) {
+	const d1, d2 = time.Millisecond, 3 * time.Millisecond
+	quiettest.Retry(t, quiettest.Policy{Failures: 2, Tries: 4}, func(int) error {
+		n, srv := upPlan(t, starPlanAt(t, d1, topology.PlaceLink))
+		place := func(d time.Duration) *delay.Placement {
+			pl, err := delay.Place(starPlanAt(t, d, topology.PlaceLink))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pl
+		}
+		tr := startTraffic(t, n, "h2", "h1", "h3", 9111, 100*time.Microsecond, 200e6/8)
+		time.Sleep(300 * time.Millisecond)
+		inc := replaceAt(t, srv, place(d2))
+		time.Sleep(300 * time.Millisecond)
+		dec := replaceAt(t, srv, place(d1))
+		time.Sleep(300 * time.Millisecond)
+		cs, err := tr.stop(t, 2*d2+50*time.Millisecond)
+		st := srv.Stop()
+		checkLineAfter(t, st, 2)
+		for _, ps := range st.Ports {
+			if got := classDelays(ps); !slices.Equal(got, []time.Duration{d1 / 2}) {
+				t.Fatalf("%s reports classes %v, want [%v]", ps.Name, got, d1/2)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return firstErr(
+			checkDelay("before the increase", entered(cs, 0, inc.call), d1),
+			checkDelay("after the increase", entered(cs, inc.ret, dec.call), d2),
+			checkDelay("after the decrease", entered(cs, dec.ret+int64(d2-d1+200*time.Microsecond), 1<<62), d1),
+		)
+	})
 }
