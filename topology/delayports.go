@@ -24,9 +24,13 @@ type DelayPort struct {
 	// Buffers is each class's FIFO in bytes. Path placement: what the
 	// switch's other links can bring in during the class's delay, twice
 	// over, plus 1 MiB. Link placement: twice the link's bytes in flight
-	// (2 x rate x delay) plus twice LineMinBuffer.
+	// (2 x rate x delay) plus 1 MiB.
 	Buffers []int64
 }
+
+// lineSlack is what every line buffer holds beyond its share of the
+// rate: 1 MiB.
+const lineSlack = 1 << 20
 
 // DelayPorts returns where the plan's delay is held, in plan order (none
 // when no link has a delay). Path placement: the host-facing switch ports
@@ -80,7 +84,7 @@ func (p *Plan) DelayPorts() ([]DelayPort, error) {
 		// Inflow into the port: everything but the host's own link.
 		in := fanIn[e.Node] - float64(e.Rate)
 		for _, d := range dp.Classes {
-			dp.Buffers = append(dp.Buffers, int64(2*in/8*d.Seconds())+1<<20)
+			dp.Buffers = append(dp.Buffers, int64(2*in/8*d.Seconds())+lineSlack)
 		}
 		out = append(out, dp)
 	}
@@ -90,10 +94,12 @@ func (p *Plan) DelayPorts() ([]DelayPort, error) {
 // LinkDelayPorts returns, for every link with a delay, its two receiving
 // interfaces, in plan order: each holds its direction's delay in one
 // class, for packets from every host. Its buffer is twice the link's
-// bytes in flight plus twice LineMinBuffer: an HTB port may put its
-// 64 KiB burst and one 64 KB GSO packet beyond its tokens on the wire
-// ahead of its rate, and the line's ring loses up to one such record
-// where it wraps (1 Gbit/s x 500 us lost packets with one LineMinBuffer).
+// bytes in flight plus lineSlack: an HTB port may put its 64 KiB burst
+// and one 64 KB GSO packet beyond its tokens on the wire ahead of its
+// rate, the line's ring loses up to one such record where it wraps, and a
+// stalled line or packet CPU lets milliseconds of the rate pile up (with
+// 2 x 128 KiB of slack a dumbbell run at 1 Gbit/s lost 4 packets in the
+// line to a 5 ms stall).
 func (p *Plan) LinkDelayPorts() []DelayPort {
 	hosts := p.Hosts()
 	var out []DelayPort
@@ -108,7 +114,7 @@ func (p *Plan) LinkDelayPorts() []DelayPort {
 			dp := DelayPort{
 				Node: to.Node, Iface: to.Iface, Peer: from.Node,
 				Classes: []time.Duration{d}, Sources: make(map[netip.Addr]int, len(hosts)),
-				Buffers: []int64{2*inFlight + 2*LineMinBuffer},
+				Buffers: []int64{2*inFlight + lineSlack},
 			}
 			for _, h := range hosts {
 				dp.Sources[h.Addr] = 0

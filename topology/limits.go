@@ -31,11 +31,6 @@ const (
 	MaxLineMemory int64 = 8e9
 )
 
-// LineMinBuffer is the delay line's smallest class buffer, two 64 KB GSO
-// packets with their headers (orchestrator/delay/line.MinBuffer, checked
-// there at compile time).
-const LineMinBuffer = 2 * (65536 + 256 + 10 + 16)
-
 // MaxDelayedHosts is how many hosts a topology with delays may have: each
 // host's switch port is a port of the delay line, which serves at most
 // 1024 (orchestrator/delay/line.MaxPorts).

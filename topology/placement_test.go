@@ -31,8 +31,8 @@ func TestDelayPlacementKey(t *testing.T) {
 
 // Under link placement every delayed link has two delay ports, its
 // receiving interfaces, each with the link's delay as its one class, every
-// host as a source and twice the link's bytes in flight (+ twice the
-// line's least buffer) as its buffer.
+// host as a source and twice the link's bytes in flight + 1 MiB as its
+// buffer.
 func TestLinkDelayPorts(t *testing.T) {
 	p, err := Parse("ls.yaml", []byte(leafSpineDelayed+"delay: {placement: link}\n"))
 	if err != nil {
@@ -46,7 +46,7 @@ func TestLinkDelayPorts(t *testing.T) {
 		t.Fatalf("%d delay ports for %d links", len(ports), len(p.Links))
 	}
 	seen := map[string]bool{}
-	wantBuf := int64(2*100e6/8*500e-6) + 2*LineMinBuffer
+	wantBuf := int64(2*100e6/8*500e-6) + 1<<20
 	for _, dp := range ports {
 		seen[dp.Node+"/"+dp.Iface] = true
 		if len(dp.Classes) != 1 || dp.Classes[0] != 500*time.Microsecond || len(dp.Buffers) != 1 || dp.Buffers[0] != wantBuf {

@@ -491,7 +491,7 @@ func delayedLinks(p *Plan) int {
 // bufferRule says how the line sizes a class's buffer under p's placement.
 func bufferRule(p *Plan) string {
 	if p.DelayPlacement == PlaceLink {
-		return "each twice its link's bytes in flight, + 257 KiB"
+		return "each twice its link's bytes in flight, + 1 MiB"
 	}
 	return "each twice what its switch's other links bring in during its delay, + 1 MiB"
 }

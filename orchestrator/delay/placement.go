@@ -10,13 +10,10 @@ import (
 	"cclab/topology"
 )
 
-// topology.MaxDelayedHosts is the line's port count, and
-// topology.LineMinBuffer its smallest buffer (compile-time checks).
+// topology.MaxDelayedHosts is the line's port count (compile-time check).
 var (
 	_ [line.MaxPorts - topology.MaxDelayedHosts]struct{}
 	_ [topology.MaxDelayedHosts - line.MaxPorts]struct{}
-	_ [line.MinBuffer - topology.LineMinBuffer]struct{}
-	_ [topology.LineMinBuffer - line.MinBuffer]struct{}
 )
 
 // A Placement says where a topology's propagation delay goes.
