@@ -102,7 +102,8 @@ func TestLinkPlacementCost(t *testing.T) {
 
 // A load is a paced flow's measure: the line's statistics, the goodput,
 // and the busy and softirq seconds of the packet CPUs (all but the
-// line's; other work on the machine counts too).
+// line's) above what they spent in as long without the flow just before
+// (other work on the machine varies meanwhile).
 type load struct {
 	st            line.Stats
 	lineCPU       float64 // the line's CPU seconds in the window
@@ -116,7 +117,7 @@ func (r load) gbit() float64 { return r.goodput * r.secs / 1e9 }
 func (r load) log(t *testing.T, placement string) {
 	t.Helper()
 	g := r.gbit()
-	t.Logf("%s: goodput %.0f Mbit/s; line %.2f s CPU per Gbit of goodput (%.0f%% of its core), %d packets, lateness p50 %v p99 %v; packet CPUs busy %.2f s, softirq %.2f s per Gbit",
+	t.Logf("%s: goodput %.0f Mbit/s; line %.2f s CPU per Gbit of goodput (%.0f%% of its core), %d packets, lateness p50 %v p99 %v; packet CPUs busy %.2f s, softirq %.2f s per Gbit above idle",
 		placement, r.goodput/1e6, r.lineCPU/g, 100*r.lineCPU/r.secs, r.st.Totals().Packets,
 		r.st.Late.Quantile(.5), r.st.Late.Quantile(.99), r.busy/g, r.softirq/g)
 	for _, ps := range r.st.Ports {
@@ -131,6 +132,12 @@ func (r load) log(t *testing.T, placement string) {
 func loadLine(t *testing.T, placement string, rate float64, d time.Duration) (load, error) {
 	r := load{secs: 3}
 	n, srv := upPlan(t, linePlan(t, fmt.Sprintf("%.0fMbit", rate/1e6), d, placement))
+	// The packet CPUs' time without the flow, over as long as the flow
+	// is measured: what others on the machine take meanwhile.
+	idleBusy, idleSoftirq, err := packetCPUTime(srv.PacketCPUs(), r.secs)
+	if err != nil {
+		return r, err
+	}
 	f, err := startPaced(host(n, "h0"), host(n, "h1"), 7105, 0.9*rate/8)
 	if err != nil {
 		return r, err
@@ -138,24 +145,35 @@ func loadLine(t *testing.T, placement string, rate float64, d time.Duration) (lo
 	defer f.stop()
 	time.Sleep(time.Second)
 	b0, l0 := f.received(), srv.Stats()
-	_, c0, err := cpustat.Read()
+	busy, softirq, err := packetCPUTime(srv.PacketCPUs(), r.secs)
 	if err != nil {
 		return r, err
 	}
-	time.Sleep(time.Duration(r.secs * float64(time.Second)))
 	b1 := f.received()
-	_, c1, err := cpustat.Read()
-	if err != nil {
-		return r, err
-	}
 	r.st = srv.Stats()
 	r.lineCPU = (r.st.CPUTime - l0.CPUTime).Seconds()
-	for _, c := range srv.PacketCPUs() {
-		r.busy += float64(c1[c].Busy-c0[c].Busy) / 100 // USER_HZ ticks
-		r.softirq += float64(c1[c].Softirq-c0[c].Softirq) / 100
-	}
+	r.busy, r.softirq = busy-idleBusy, softirq-idleSoftirq
 	r.goodput = float64(b1-b0) * 8 / r.secs
 	return r, nil
+}
+
+// packetCPUTime waits secs and returns the busy and softirq seconds the
+// CPUs spent meanwhile.
+func packetCPUTime(cpus []int, secs float64) (busy, softirq float64, err error) {
+	_, c0, err := cpustat.Read()
+	if err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(time.Duration(secs * float64(time.Second)))
+	_, c1, err := cpustat.Read()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, c := range cpus {
+		busy += float64(c1[c].Busy-c0[c].Busy) / 100 // USER_HZ ticks
+		softirq += float64(c1[c].Softirq-c0[c].Softirq) / 100
+	}
+	return busy, softirq, nil
 }
 
 // classOf is the only class of a line port (link placement).
