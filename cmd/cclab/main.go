@@ -72,6 +72,7 @@ func newRootCmd() *cobra.Command {
 		newExecCmd(),
 		newLinkCmd(),
 		newWatchCmd(),
+		newEnvelopeCmd(),
 	)
 	return root
 }

@@ -17,7 +17,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var out, id string
-	var asJSON, strict, quiet, replace bool
+	var asJSON, strict, quiet, replace, profile bool
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT",
 		Short: "Run an experiment (experiments/*.yaml) and write its run directory",
@@ -48,6 +48,9 @@ table and the run directory's path to stdout (JSON with --json).`,
 			if err != nil {
 				return err
 			}
+			if profile {
+				p.Exp.Profile = true
+			}
 			printSkipped(logw, p.Skipped)
 			if note, ok := p.Plan.PlumbingNote(); ok {
 				fmt.Fprintf(logw, "note: %s\n", note)
@@ -74,6 +77,7 @@ table and the run directory's path to stdout (JSON with --json).`,
 	cmd.Flags().BoolVar(&replace, "replace", false, "tear down whatever of the --run id is up (a live topology or run, or a killed one's leftovers) first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress on stderr (the summary still prints)")
+	cmd.Flags().BoolVar(&profile, "profile", false, "record where each variant's CPU time went (perf; cpu_cost.txt in its directory), as `profile: true`")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail when a variant's emulation is degraded (docs/fidelity.md)")
 	return cmd
 }

@@ -70,6 +70,14 @@ func (s *Server) PacketCPUs() []int {
 	return out
 }
 
+// LineCPU is the CPU the line's thread is pinned to, -1 without a line.
+func (s *Server) LineCPU() int {
+	if s == nil || s.l == nil {
+		return -1
+	}
+	return s.cpu
+}
+
 // socketBuffer is each socket's buffer: far above what a port's queue and
 // a class's delay hold, so that sockets never limit the line.
 const socketBuffer = 64 << 20

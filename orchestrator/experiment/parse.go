@@ -294,6 +294,11 @@ func (e *Experiment) validate(p *problems) {
 	default:
 		p.add(e.Emulation.Line, "emulation delay_engine %q: use auto, netem or line", e.Emulation.DelayEngine)
 	}
+	switch e.Emulation.UserCPU {
+	case "", "line", "any":
+	default:
+		p.add(e.Emulation.Line, "emulation user_cpu %q: use line or any", e.Emulation.UserCPU)
+	}
 	if e.Capture.Snaplen == 0 {
 		e.Capture.Snaplen = DefaultSnaplen
 	}

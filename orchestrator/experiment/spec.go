@@ -26,6 +26,11 @@ type Experiment struct {
 	// the run's watch.jsonl (each socket's window, RTTs and rates, each
 	// switch port's queue and utilisation).
 	Watch units.Duration `yaml:"watch" json:"watch_ns,omitempty"`
+	// Profile records where the CPU time of each variant's workload went:
+	// `perf record -a -g` into perf.data, classified into the stages of a
+	// packet's way and the run's own parts (analysis/cpucost) in
+	// cpu_cost.json and cpu_cost.txt.
+	Profile bool `yaml:"profile" json:"profile,omitempty"`
 	// Laws are parameters of cclab's eBPF laws, as `cclab cc load` takes
 	// them ("name" for every law that has it, "law.name" for one). With
 	// this section the run registers the laws it uses with these
@@ -160,6 +165,12 @@ type Emulation struct {
 	// Steer hands every namespace's packet processing (RPS) to the CPUs
 	// other than the delay line's (default true when a line runs).
 	Steer *bool `yaml:"steer" json:"steer"`
+	// UserCPU says where this process's own threads (the workload's
+	// senders and receivers, the samplers, the captures) run during the
+	// workload: "line" on the delay line's CPU when packet work has a
+	// single CPU of its own (the default: they then never take that CPU
+	// from the packets), "any" wherever the scheduler puts them.
+	UserCPU string `yaml:"user_cpu" json:"user_cpu,omitempty"`
 	// Strict fails the run when a variant's fidelity verdict is degraded.
 	Strict bool `yaml:"strict" json:"strict"`
 	Line   int  `yaml:"-" json:"-"`

@@ -2,9 +2,7 @@ package runner
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,13 +34,7 @@ workload:
   - name: l
     long: {src: h1, dst: h0, stop: 3s}
 `)
-	p, id := prepareRun(t, exp)
-	out := t.TempDir()
-	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	noLeftovers(t, id)
+	res, _ := runExperiment(t, exp)
 	var rj struct {
 		Extensions struct {
 			LinkEvents LinkEventsJSON `json:"link_events"`

@@ -45,6 +45,10 @@ type RunJSON struct {
 	Health   health.Report        `json:"health"`
 	// Delay is where the propagation delay was and what held it.
 	Delay delay.Report `json:"delay"`
+	// UserCPUs are the CPUs this process's threads ran on during the
+	// workload (emulation.user_cpu); absent: wherever the scheduler put
+	// them.
+	UserCPUs []int `json:"user_cpus,omitempty"`
 	// Calibration is this variant's measurement of its paths; Derived
 	// the laws' parameters, from the calibration of variant DerivedFrom.
 	Calibration *calibrate.Result  `json:"calibration,omitempty"`

@@ -41,6 +41,21 @@ func writeExperiment(t *testing.T, topo, body string) string {
 	return p
 }
 
+// runExperiment runs the experiment file exp once (20 RTT samples per
+// calibration), asserts nothing of it is left, and returns the result and
+// the run directory.
+func runExperiment(t *testing.T, exp string) (*Result, string) {
+	t.Helper()
+	p, id := prepareRun(t, exp)
+	out := t.TempDir()
+	res, err := Run(context.Background(), p, Options{Out: out, ID: id, Log: io.Discard, RTTSamples: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, id)
+	return res, filepath.Join(out, string(id))
+}
+
 // noLeftovers asserts that nothing of run id remains.
 func noLeftovers(t *testing.T, id runid.ID) {
 	t.Helper()

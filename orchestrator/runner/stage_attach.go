@@ -72,6 +72,10 @@ func (r attachStage) extensions() []Extension {
 	if r.opt.Extensions != nil {
 		exts = append(exts, r.opt.Extensions()...)
 	}
+	if p.Exp.Profile {
+		// Last, so that its perf starts when everything it watches runs.
+		exts = append(exts, &profiler{})
+	}
 	return exts
 }
 

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"cclab/internal/cpustat"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
@@ -32,6 +34,19 @@ func (r workloadStage) Start(ctx context.Context) error {
 	}
 	r.sampler = health.StartSampler(linkEnds(p.Plan, r.net), sopt)
 
+	if cpus := r.userCPUs(); cpus != nil {
+		pin, err := cpustat.PinThreads(cpus)
+		if err != nil {
+			return fmt.Errorf("move the run's threads to CPU %v: %w", cpus, err)
+		}
+		r.rj.UserCPUs = cpus
+		defer func() {
+			if err := pin.Undo(); err != nil {
+				fmt.Fprintf(r.opt.Log, "[%s] %v\n", v.CC, err)
+			}
+		}()
+	}
+
 	specs := make([]flows.Spec, len(v.Flows))
 	for i, f := range v.Flows {
 		specs[i] = flows.Spec{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Stop: f.Stop, CC: f.CC, Tool: f.Tool}
@@ -49,6 +64,23 @@ func (r workloadStage) Start(ctx context.Context) error {
 	stopProgress()
 	time.Sleep(20 * time.Millisecond) // let the last ACKs and FINs reach the captures
 	return nil
+}
+
+// userCPUs are the CPUs this process's threads move to for the workload
+// (emulation.user_cpu): the delay line's when packet work has one CPU of
+// its own, so that the run's user space (the workload's sockets, the
+// samplers, the captures) never takes the packet CPU from softirq, or
+// from ksoftirqd once softirq overflows there; nil leaves them be. The
+// line's thread outranks them (SCHED_FIFO).
+func (r workloadStage) userCPUs() []int {
+	if r.p.Exp.Emulation.UserCPU == "any" {
+		return nil
+	}
+	lc := r.dl.LineCPU()
+	if lc < 0 || len(r.dl.PacketCPUs()) != 1 {
+		return nil
+	}
+	return []int{lc}
 }
 
 // Stop stops the sampler if collect did not.

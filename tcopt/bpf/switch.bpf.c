@@ -157,7 +157,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	snap.ts = tx_clock_done(st, bpf_map_lookup_elem(&port_cfgs, idx), len,
 				snap.deq_ns);
 	snap.port = *idx;
-	snap.len = BPF_CORE_READ(skb, len);
+	snap.len = skb->len;
 	key = snap_key(skb);
 	bpf_map_update_elem(&dequeued, &key, &snap, BPF_ANY);
 	return 0;
@@ -321,7 +321,7 @@ int int_switch_enqueue(struct __sk_buff *skb)
 	/* The packet is about to join the queue (a drop corrects it). Until a
 	 * packet has left, the port (attached idle) holds what entered. */
 	if (*d)
-		q = qdisc_backlog((struct net_device *)*d);
+		q = qdisc_backlog_of(*d);
 	else
 		q = READ_ONCE(st->backlog);
 	st->backlog = q + len;
@@ -336,7 +336,7 @@ SEC("tcx/egress")
 int int_switch_enqueue(struct __sk_buff *skb)
 {
 	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
-	struct net_device *dev = BPF_CORE_READ(kskb, dev);
+	struct net_device *dev = kskb->dev;
 	struct port_state *st;
 	struct port_cfg *cfg;
 	__u32 *idx, len;
@@ -443,7 +443,7 @@ int int_switch_stamp(struct __sk_buff *skb)
 	struct sk_buff *kskb = bpf_cast_to_kern_ctx(skb);
 	__u32 *idx;
 
-	idx = dev_slot(&dequeue_ports, BPF_CORE_READ(kskb, dev));
+	idx = dev_slot(&dequeue_ports, kskb->dev);
 	if (idx)
 		stamp_arrival(skb, *idx, (__u64)kskb);
 	return TCX_NEXT;
@@ -466,7 +466,7 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 		bpf_map_delete_elem(&dequeued, &key);
 		return 0;
 	}
-	dev = BPF_CORE_READ(skb, dev);
+	dev = skb->dev;
 	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return 0;

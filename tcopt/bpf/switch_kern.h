@@ -5,6 +5,12 @@
  * port a device is, the qdisc's backlog, the key of a packet's dequeue
  * snapshot, and whether a drop is the qdisc's. Both builds (tcx, classic:
  * SWITCH_CLASSIC) read alike but for the snapshot key.
+ *
+ * The pointers here are the kernel's own, typed by BTF (a tracing
+ * program's arguments, bpf_cast_to_kern_ctx's skb): they are read with
+ * plain loads, which the verifier guards, not with bpf_probe_read_kernel,
+ * whose helper call cost a quarter of the switch's CPU time
+ * (docs/performance.md, "Where the packet CPU goes").
  */
 #ifndef CCLAB_SWITCH_KERN_H
 #define CCLAB_SWITCH_KERN_H
@@ -18,12 +24,10 @@
  */
 static __always_inline __u32 qdisc_len(struct sk_buff *skb)
 {
-	__u32 len = 0;
-
-	bpf_probe_read_kernel(&len, sizeof(len),
-			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
-	return len;
+	return ((struct qdisc_skb_cb *)skb->cb)->pkt_len;
 }
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /*
  * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
@@ -35,10 +39,11 @@ static __always_inline __u32 xmit_len(struct sk_buff *skb)
 {
 	struct skb_shared_info *sh;
 
-	sh = (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	if (BPF_CORE_READ(sh, gso_size))
+	sh = bpf_rdonly_cast(skb->head + skb->end,
+			     bpf_core_type_id_kernel(struct skb_shared_info));
+	if (sh->gso_size)
 		return qdisc_len(skb);
-	return BPF_CORE_READ(skb, len);
+	return skb->len;
 }
 
 /* The slot of the port a device is, keyed by the device's namespace
@@ -49,8 +54,8 @@ static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
 
 	if (!dev)
 		return NULL;
-	key.ifindex = BPF_CORE_READ(dev, ifindex);
-	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
+	key.ifindex = dev->ifindex;
+	key.netns_cookie = dev->nd_net.net->net_cookie;
 	return bpf_map_lookup_elem(map, &key);
 }
 
@@ -61,8 +66,16 @@ static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
  */
 static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 {
-	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
+	return dev->qdisc->qstats.backlog;
 }
+
+#ifdef SWITCH_CLASSIC
+/* The same, of a device the classic build kept as a number (port_devs). */
+static __always_inline __u64 qdisc_backlog_of(__u64 dev)
+{
+	return BPF_CORE_READ((struct net_device *)dev, qdisc, qstats.backlog);
+}
+#endif
 
 /*
  * The key of a packet's snapshot, as the tracing programs see the packet.
@@ -73,7 +86,7 @@ static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 static __always_inline __u64 snap_key(struct sk_buff *skb)
 {
 #ifdef SWITCH_CLASSIC
-	return (__u64)BPF_CORE_READ(skb, data);
+	return (__u64)skb->data;
 #else
 	return (__u64)skb;
 #endif

@@ -162,8 +162,11 @@ struct {
 	__type(value, struct port_cfg);
 } port_cfgs SEC(".maps");
 
+/* Memory-mapped: the queue sampler reads it every millisecond without a
+ * system call (tcopt/intswitch readStates). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, SWITCH_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct port_state);

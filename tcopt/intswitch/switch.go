@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -478,20 +479,29 @@ func (s *Switch) Stats() ([]PortStats, error) {
 	return out, nil
 }
 
-// readStates reads the whole state array in one system call.
+// readStates reads the ports' states from the mapped state array: no
+// system call, so the sampler can read every millisecond on the packet
+// CPU at little cost (docs/performance.md, "Where the packet CPU goes").
 func (s *Switch) readStates() ([]switchbpfPortState, error) {
-	n := len(s.ports)
-	keys := make([]uint32, n)
-	vals := make([]switchbpfPortState, n)
-	var cursor ebpf.MapBatchCursor
-	got, err := s.objs.PortStates.BatchLookup(&cursor, keys, vals, nil)
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return nil, fmt.Errorf("read switch port states: %w", err)
+	vals := make([]switchbpfPortState, len(s.ports))
+	return vals, s.readStatesInto(vals)
+}
+
+// readStatesInto fills vals (one per port, in the config's order).
+func (s *Switch) readStatesInto(vals []switchbpfPortState) error {
+	if len(vals) == 0 {
+		return nil
 	}
-	if got != n {
-		return nil, fmt.Errorf("read switch port states: got %d of %d", got, n)
+	mem, err := s.objs.PortStates.Memory()
+	if err != nil {
+		return fmt.Errorf("map switch port states: %w", err)
 	}
-	return vals, nil
+	size := int(unsafe.Sizeof(vals[0]))
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), len(vals)*size)
+	if _, err := mem.ReadAt(b, 0); err != nil {
+		return fmt.Errorf("read switch port states: %w", err)
+	}
+	return nil
 }
 
 // TracepointMisses counts the times the kernel skipped a tracing program

@@ -38,6 +38,9 @@
 #define MARGIN_MIN_NS	10000ull
 #define MARGIN_MAX_NS	300000ull
 #define MARGIN_STEP_NS	500ull
+/* Bounds of the sleep between two reads of the sinks (line_poll_ns). */
+#define POLL_MIN_NS	20000ull
+#define POLL_MAX_NS	1000000ull
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -342,6 +345,14 @@ static uint64_t release(struct dl_line *l)
 	}
 }
 
+/*
+ * read_ready sleeps on the control fds (stop, update) for at most the
+ * timeout, then reads every sink that holds packets. The sinks' sockets are
+ * never slept on: a packet's arrival does not wake the thread, which would
+ * cost the packet CPU a cross-CPU wakeup per packet (docs/performance.md,
+ * "Where the packet CPU goes"). Each packet carries its kernel stamp, so
+ * reading it up to poll_ns later changes nothing of its due time.
+ */
 static void read_ready(struct dl_line *l, int timeout_ms, const struct timespec *ts)
 {
 	struct epoll_event ev[64];
@@ -353,17 +364,44 @@ static void read_ready(struct dl_line *l, int timeout_ms, const struct timespec 
 	else
 		n = epoll_wait(l->epfd, ev, 64, timeout_ms);
 	for (int i = 0; i < n; i++) {
-		if (ev[i].data.u32 == TAG_STOP)
-			continue;
 		if (ev[i].data.u32 == TAG_UPDATE) {
 			/* It woke us; the loop applies what is pending. */
 			if (read(l->updfd, &v, sizeof(v)) < 0) {
 				/* Already read: nothing to do. */
 			}
-			continue;
 		}
-		read_port(l, &l->ports[ev[i].data.u32]);
 	}
+	n = epoll_wait(l->datafd, ev, 64, 0);
+	for (int i = 0; i < n; i++)
+		read_port(l, &l->ports[ev[i].data.u32]);
+}
+
+/*
+ * line_poll_ns is how long the thread may sleep without reading the sinks:
+ * a quarter of the shortest delay it holds (a packet read that much after
+ * its arrival is still far from due), within [POLL_MIN_NS, POLL_MAX_NS].
+ */
+static uint64_t line_poll_ns(const struct dl_line *l)
+{
+	uint64_t d = POLL_MAX_NS * 4;
+
+	for (uint32_t i = 0; i < l->nports; i++) {
+		const struct port *p = &l->ports[i];
+
+		for (uint32_t k = 0; k < p->nclasses; k++)
+			if (p->fifo[k] && p->fifo[k]->delay < d)
+				d = p->fifo[k]->delay;
+	}
+	d /= 4;
+	return d < POLL_MIN_NS ? POLL_MIN_NS : d > POLL_MAX_NS ? POLL_MAX_NS : d;
+}
+
+/* sleep_for is a timespec of ns. */
+static struct timespec sleep_for(uint64_t ns)
+{
+	struct timespec to = { .tv_sec = (time_t)(ns / NSEC), .tv_nsec = (long)(ns % NSEC) };
+
+	return to;
 }
 
 static int stopping(struct dl_line *l)
@@ -388,13 +426,19 @@ static void *loop(void *arg)
 		uint64_t next, now, spin, tol;
 
 		dl_apply_pending(l);
+		if (l->poll_gen != l->st.updates || !l->poll_ns) {
+			l->poll_ns = line_poll_ns(l);
+			l->poll_gen = l->st.updates;
+		}
 		read_ready(l, 0, NULL);
 		next = release(l);
 		now = now_real();
 		ST_SET(l->st.cpu_ns, thread_cpu_ns() - cpu0);
 		ST_SET(l->st.running_ns, now - l->start_ns);
 		if (next == UINT64_MAX) {
-			read_ready(l, 100, NULL);
+			struct timespec to = sleep_for(l->poll_ns);
+
+			read_ready(l, 0, &to);
 			ST_ADD(l->st.wakeups, 1);
 			continue;
 		}
@@ -402,15 +446,14 @@ static void *loop(void *arg)
 		spin = l->margin > tol ? l->margin - tol : 0;
 		if (next > now + spin) {
 			uint64_t want = next - spin, woke;
-			struct timespec to = {
-				.tv_sec = (time_t)((want - now) / NSEC),
-				.tv_nsec = (long)((want - now) % NSEC),
-			};
+			/* Wake for the release, or sooner to read the sinks. */
+			int timed = want - now <= l->poll_ns;
+			struct timespec to = sleep_for(timed ? want - now : l->poll_ns);
 
 			read_ready(l, 0, &to);
 			woke = now_real();
 			ST_ADD(l->st.wakeups, 1);
-			if (woke >= want) {
+			if (timed && woke >= want) {
 				/* A timed wakeup: adapt the margin to a p95 of
 				 * its lateness (up 19 steps when late beyond it,
 				 * down one otherwise). */
@@ -445,17 +488,17 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-/* watch adds an fd to the thread's epoll set under a tag. */
-static int watch(struct dl_line *l, int fd, uint32_t tag)
+/* watch adds an fd to one of the thread's epoll sets under a tag. */
+static int watch(int epfd, int fd, uint32_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
 
-	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 static void close_fds(struct dl_line *l)
 {
-	int *fds[] = { &l->epfd, &l->stopfd, &l->updfd, &l->ackfd };
+	int *fds[] = { &l->epfd, &l->datafd, &l->stopfd, &l->updfd, &l->ackfd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -474,7 +517,7 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return fail(err, errlen, ENOMEM, "%s: out of memory", "delay line");
-	l->epfd = l->stopfd = l->updfd = l->ackfd = -1;
+	l->epfd = l->datafd = l->stopfd = l->updfd = l->ackfd = -1;
 	pthread_mutex_init(&l->ctl, NULL);
 	l->nports = cfg->nports;
 	l->scratch = malloc(FRAME_MAX + VNET_HLEN);
@@ -489,16 +532,17 @@ int dl_start(const struct dl_cfg *cfg, struct dl_line **out, char *err, int errl
 		dl_publish_classes(l, i, &l->ports[i]);
 	l->st.nports = cfg->nports;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->datafd = epoll_create1(EPOLL_CLOEXEC);
 	l->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	l->updfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	l->ackfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (l->epfd < 0 || l->stopfd < 0 || l->updfd < 0 || l->ackfd < 0 ||
-	    watch(l, l->stopfd, TAG_STOP) < 0 || watch(l, l->updfd, TAG_UPDATE) < 0) {
+	if (l->epfd < 0 || l->datafd < 0 || l->stopfd < 0 || l->updfd < 0 || l->ackfd < 0 ||
+	    watch(l->epfd, l->stopfd, TAG_STOP) < 0 || watch(l->epfd, l->updfd, TAG_UPDATE) < 0) {
 		ret = fail(err, errlen, errno, "%s: epoll/eventfd failed", "delay line");
 		goto out;
 	}
 	for (uint32_t i = 0; i < cfg->nports; i++) {
-		if (watch(l, l->ports[i].rx_fd, i) < 0) {
+		if (watch(l->datafd, l->ports[i].rx_fd, i) < 0) {
 			ret = fail(err, errlen, errno, "%s: epoll_ctl on a sink socket failed", "delay line");
 			goto out;
 		}

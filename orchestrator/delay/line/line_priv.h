@@ -87,7 +87,10 @@ struct update {
 struct dl_line {
 	uint32_t nports;
 	struct port *ports;
-	int epfd, stopfd;
+	int epfd, stopfd;	/* epfd: the control fds the thread sleeps on */
+	int datafd;		/* the sinks' sockets, polled, never slept on */
+	uint64_t poll_ns;	/* longest sleep: a quarter of the shortest delay */
+	uint64_t poll_gen;	/* st.updates when poll_ns was derived */
 	int updfd;		/* an update is pending: wakes the thread */
 	int ackfd;		/* the thread applied it: wakes the caller */
 	int cpu, rt_prio;
