@@ -34,8 +34,8 @@ const (
 )
 
 // Sink names the veth pair a port's delayed packets go through, in the
-// port's switch namespace: the sink (where the take program sends them)
-// and its peer (where they come out). The k-th delayed port of a switch
+// port's node namespace: the sink (where the take program sends them)
+// and its peer (where they come out). The k-th delayed port of a node
 // gets dl<k> and dl<k>p.
 func Sink(k int) (sink, peer string) {
 	return fmt.Sprintf("dl%d", k), fmt.Sprintf("dl%dp", k)
@@ -106,7 +106,7 @@ func Plumb(ctx context.Context, pl *Placement, opt Options) error {
 	return nil
 }
 
-// plumbPort runs inside the port's switch namespace.
+// plumbPort runs inside the port's node namespace.
 func plumbPort(spec *ebpf.CollectionSpec, p PortPlan, sink, peer string, opt Options, useTCX, perLink bool) error {
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
