@@ -77,8 +77,9 @@ func TestLineAccuracy(t *testing.T) {
 // linkPlacementLeast is the least delay link placement is held to the
 // bars at. Each link's pass re-enters the receiving interface through the
 // packet CPU's backlog, behind the load: with the paced 1 Gbit/s flow the
-// probes' error is 29-38 us at the median over two 25 us links (D 50 us,
-// bar 12.5 us; the line's own lateness 1 us), 30 us at D 1 ms.
+// probes' error is 48-51 us at the median over two 25 us links (D 50 us,
+// bar 12.5 us; the line's own lateness 11-13 us), 38-42 us at D 1 ms
+// (docs/performance.md, "Link placement").
 const linkPlacementLeast = time.Millisecond
 
 // lineBars are the bars of a one-way delay d's error: its median within
