@@ -237,3 +237,30 @@ func TestReplaceLinkPlacement(t *testing.T) {
 		)
 	})
 }
+
+// Link placement needs the line: netem is refused before anything is
+// built, path placement keeps both engines.
+func TestLinkPlacementNeedsTheLine(t *testing.T) {
+	link, err := delay.Place(linePlan(t, "100Mbit", time.Millisecond, topology.PlaceLink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := delay.Place(linePlan(t, "100Mbit", time.Millisecond, topology.PlacePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !link.Link() || path.Link() || len(link.Ports) != 6 || len(path.Ports) != 2 {
+		t.Fatalf("link placement %d ports (link %v), path placement %d (link %v)", len(link.Ports), link.Link(), len(path.Ports), path.Link())
+	}
+	if err := delay.CheckEngine(link, delay.EngineNetem); err == nil {
+		t.Error("link placement with netem: no error")
+	}
+	for _, c := range []struct {
+		pl *delay.Placement
+		e  delay.Engine
+	}{{link, delay.EngineLine}, {path, delay.EngineNetem}, {path, delay.EngineLine}} {
+		if err := delay.CheckEngine(c.pl, c.e); err != nil {
+			t.Errorf("link %v with %s: %v", c.pl.Link(), c.e, err)
+		}
+	}
+}
