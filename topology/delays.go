@@ -11,15 +11,20 @@ import (
 type PathDelay struct {
 	Src, Dst string
 	Switches int
-	OneWay   time.Duration
+	// OneWay is the least delay of the pair's shortest paths; MaxOneWay
+	// the greatest (the same unless link placement lets ECMP paths of
+	// different delays be).
+	OneWay    time.Duration
+	MaxOneWay time.Duration
 }
 
 // PathDelays returns the path from every host to every other host, in
-// plan order. ECMP may send a flow along any shortest path, so all of a
-// pair's shortest paths must have the same delay: the delay line puts a
-// path's whole delay in one place (orchestrator/delay) and could not tell
-// which path a packet took. A pair whose shortest paths differ in delay is
-// an error naming both sums.
+// plan order. ECMP may send a flow along any shortest path. Under path
+// placement all of a pair's shortest paths must have the same delay: the
+// delay line puts a path's whole delay in one place (orchestrator/delay)
+// and could not tell which path a packet took, so a pair whose shortest
+// paths differ in delay is an error naming both sums. Under link
+// placement every link holds its own delay and such a pair is fine.
 func (p *Plan) PathDelays() ([]PathDelay, error) {
 	adj := map[string][]Link{}
 	for _, l := range p.Links {
@@ -72,10 +77,10 @@ func (p *Plan) PathDelays() ([]PathDelay, error) {
 			if !ok {
 				return nil, fmt.Errorf("path delays: %s cannot reach %s", src.Name, dst.Name)
 			}
-			if lo[dst.Name] != hi[dst.Name] {
+			if lo[dst.Name] != hi[dst.Name] && p.DelayPlacement != PlaceLink {
 				return nil, fmt.Errorf("path delays: the shortest paths from %s to %s differ in delay (%v and %v); ECMP may take either, so give the links of a tier equal delays", src.Name, dst.Name, lo[dst.Name], hi[dst.Name])
 			}
-			out = append(out, PathDelay{Src: src.Name, Dst: dst.Name, Switches: n - 1, OneWay: lo[dst.Name]})
+			out = append(out, PathDelay{Src: src.Name, Dst: dst.Name, Switches: n - 1, OneWay: lo[dst.Name], MaxOneWay: hi[dst.Name]})
 		}
 	}
 	return out, nil

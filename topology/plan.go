@@ -15,8 +15,11 @@ type Plan struct {
 	// Purpose is the file's purpose: "plumbing" for a topology without
 	// propagation delay, meant for plumbing tests; "" otherwise.
 	Purpose string `json:"purpose,omitempty"`
-	Nodes   []Node `json:"nodes"`
-	Links   []Link `json:"links"`
+	// DelayPlacement is where the links' propagation delay is held
+	// (orchestrator/delay): PlacePath ("", the default) or PlaceLink.
+	DelayPlacement string `json:"delay_placement,omitempty"`
+	Nodes          []Node `json:"nodes"`
+	Links          []Link `json:"links"`
 }
 
 // Role says whether a node is an end host or a switch.

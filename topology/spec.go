@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +33,8 @@ type Spec struct {
 	Purpose string `yaml:"purpose"`
 	// Rename gives generated nodes other names ("h0: client").
 	Rename map[string]string `yaml:"rename"`
+	// Delay says where the links' propagation delay is held.
+	Delay *DelaySpec `yaml:"delay"`
 }
 
 // LinkSpec is the configuration of one tier of links. HostBuffer is the
@@ -221,6 +222,12 @@ func (v *validator) plan(s *Spec) *Plan {
 	}
 	p := b.plan(s.Name, s.Kind)
 	p.Purpose = s.Purpose
+	if s.Delay != nil {
+		var err error
+		if p.DelayPlacement, err = parsePlacement(s.Delay.Placement); err != nil {
+			v.errf(at("delay", "placement"), "%v", err)
+		}
+	}
 	if p.Purpose == PurposePlumbing && p.HasDelay() {
 		v.errf(at("purpose"), "purpose %s is for a topology without propagation delay, and this one has delays", PurposePlumbing)
 	}
@@ -425,13 +432,25 @@ func (v *validator) delayLine(p *Plan) {
 		tier = "default"
 	}
 	where := at("links", tier, "delay")
-	// Every host's port holds its paths' delay: the line's ports, checked
-	// before the all-pairs path search, which grows with hosts x links.
-	if hosts := len(p.Hosts()); hosts > MaxDelayedHosts {
+	// Path placement: every host's port holds its paths' delay. Link
+	// placement: both ends of every delayed link. Those are the line's
+	// ports, checked before the all-pairs path search, which grows with
+	// hosts x links.
+	if p.DelayPlacement == PlaceLink {
+		if n := 2 * delayedLinks(p); n > MaxDelayedHosts {
+			v.errf(where, "links.%s.delay %v: %d delayed link ends under link placement; the delay line serves at most %d ports", tier, longest.Delay, n, MaxDelayedHosts)
+			return
+		}
+	} else if hosts := len(p.Hosts()); hosts > MaxDelayedHosts {
 		v.errf(where, "links.%s.delay %v: %d hosts, each behind a delayed port; the delay line serves at most %d ports", tier, longest.Delay, hosts, MaxDelayedHosts)
 		return
 	}
 	ports, err := p.DelayPorts()
+	if err != nil {
+		v.errf(where, "%v", err)
+		return
+	}
+	paths, err := p.PathDelays()
 	if err != nil {
 		v.errf(where, "%v", err)
 		return
@@ -444,16 +463,37 @@ func (v *validator) delayLine(p *Plan) {
 			total += b
 		}
 		classes += len(dp.Classes)
-		oneWay = max(oneWay, slices.Max(dp.Classes))
+	}
+	for _, pd := range paths {
+		oneWay = max(oneWay, pd.MaxOneWay)
 	}
 	if 2*oneWay >= MaxRTT && 2*longest.Delay.D() < MaxRTT { // else checkLink said so
 		v.errf(where, "links.%s.delay %v: the longest path's propagation RTT is %v, not below %v, TCP's initial retransmission timeout: every connection would retransmit its SYN and flows would measure the timer, not the fabric",
 			tier, longest.Delay, 2*oneWay, MaxRTT)
 	}
 	if total > MaxLineMemory {
-		v.errf(where, "links.%s.delay %v: the delay line would allocate %.1f GB for %d delay classes on %d ports (each twice what its switch's other links bring in during its delay, + 1 MiB), more than the %.0f GB it may take on this machine: shorten the delays or lower the rates (docs/scaling.md)",
-			tier, longest.Delay, float64(total)/1e9, classes, len(ports), float64(MaxLineMemory)/1e9)
+		v.errf(where, "links.%s.delay %v: the delay line would allocate %.1f GB for %d delay classes on %d ports (%s), more than the %.0f GB it may take on this machine: shorten the delays or lower the rates (docs/scaling.md)",
+			tier, longest.Delay, float64(total)/1e9, classes, len(ports), bufferRule(p), float64(MaxLineMemory)/1e9)
 	}
+}
+
+// delayedLinks counts the links with a propagation delay.
+func delayedLinks(p *Plan) int {
+	n := 0
+	for _, l := range p.Links {
+		if l.Delay > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// bufferRule says how the line sizes a class's buffer under p's placement.
+func bufferRule(p *Plan) string {
+	if p.DelayPlacement == PlaceLink {
+		return "each twice its link's bytes in flight, + 1 MiB"
+	}
+	return "each twice what its switch's other links bring in during its delay, + 1 MiB"
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -26,7 +26,9 @@ type Class struct {
 	Src      string `json:"src"`
 	Dst      string `json:"dst"`
 	// ConfiguredNs is the configured propagation RTT: twice the one-way
-	// delay of the measured pair's path.
+	// delay of the measured pair's path (of its longest shortest path,
+	// where link placement lets ECMP paths of different delays be: the
+	// flow may take it).
 	ConfiguredNs int64 `json:"configured_rtt_ns"`
 	// BottleneckBps is the slowest link of the path; the load runs at
 	// LoadShare of it.
@@ -86,12 +88,12 @@ func Classes(plan *topology.Plan) ([]Class, error) {
 		if !ok {
 			i = len(out)
 			at[pd.Switches] = i
-			out = append(out, Class{Switches: pd.Switches, Src: pd.Src, Dst: pd.Dst, ConfiguredNs: 2 * int64(pd.OneWay)})
+			out = append(out, Class{Switches: pd.Switches, Src: pd.Src, Dst: pd.Dst, ConfiguredNs: 2 * int64(pd.MaxOneWay)})
 		}
 		c := &out[i]
 		c.Pairs++
-		if 2*int64(pd.OneWay) > c.ConfiguredNs {
-			c.Src, c.Dst, c.ConfiguredNs = pd.Src, pd.Dst, 2*int64(pd.OneWay)
+		if 2*int64(pd.MaxOneWay) > c.ConfiguredNs {
+			c.Src, c.Dst, c.ConfiguredNs = pd.Src, pd.Dst, 2*int64(pd.MaxOneWay)
 		}
 	}
 	for i := range out {

@@ -33,6 +33,12 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return plan, calibratePlan(t, plan)
+}
+
+// calibratePlan builds plan, serves its delay line and calibrates it.
+func calibratePlan(t *testing.T, plan *topology.Plan) *calibrate.Result {
+	t.Helper()
 	ctx := context.Background()
 	n, err := netbuild.Up(ctx, runid.New(), plan, netbuild.DefaultOptions())
 	if err != nil {
@@ -54,7 +60,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan, r
+	return r
 }
 
 // The calibration sees the configured delay: each class's loaded floor

@@ -18,6 +18,7 @@ import (
 const (
 	delaybpfMapSources      = "sources"
 	delaybpfProgDelayDrop   = "delay_drop"
+	delaybpfProgDelayInject = "delay_inject"
 	delaybpfProgDelayReturn = "delay_return"
 	delaybpfProgDelayTake   = "delay_take"
 	delaybpfVarEngine       = "engine"
@@ -69,6 +70,7 @@ type delaybpfSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type delaybpfProgramSpecs struct {
 	DelayDrop   *ebpf.ProgramSpec `ebpf:"delay_drop"`
+	DelayInject *ebpf.ProgramSpec `ebpf:"delay_inject"`
 	DelayReturn *ebpf.ProgramSpec `ebpf:"delay_return"`
 	DelayTake   *ebpf.ProgramSpec `ebpf:"delay_take"`
 }
@@ -134,6 +136,7 @@ type delaybpfVariables struct {
 // It can be passed to loadDelaybpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type delaybpfPrograms struct {
 	DelayDrop   *ebpf.Program `ebpf:"delay_drop"`
+	DelayInject *ebpf.Program `ebpf:"delay_inject"`
 	DelayReturn *ebpf.Program `ebpf:"delay_return"`
 	DelayTake   *ebpf.Program `ebpf:"delay_take"`
 }
@@ -141,6 +144,7 @@ type delaybpfPrograms struct {
 func (p *delaybpfPrograms) Close() error {
 	return _DelaybpfClose(
 		p.DelayDrop,
+		p.DelayInject,
 		p.DelayReturn,
 		p.DelayTake,
 	)

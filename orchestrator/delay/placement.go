@@ -16,21 +16,38 @@ var (
 	_ [topology.MaxDelayedHosts - line.MaxPorts]struct{}
 )
 
-// A Placement says where a topology's propagation delay goes: at every
-// switch port that faces a host, each packet about to enter the port's
-// queue first waits out the one-way delay of its whole path (its source
-// host to this host). So a path carries exactly its configured delay, in
-// one place, before its last queue; every queue in the fabric stays the
-// queue it was, and INT reports only queues, never bytes on the wire.
+// A Placement says where a topology's propagation delay goes.
+//
+// Path placement (the default): at every switch port that faces a host,
+// each packet about to enter the port's queue first waits out the one-way
+// delay of its whole path (its source host to this host). So a path
+// carries exactly its configured delay, in one place, before its last
+// queue; every queue in the fabric stays the queue it was, and INT
+// reports only queues, never bytes on the wire.
+//
+// Link placement: at the receiving interface of every delayed link
+// (switch port or host), each received packet waits out that link's
+// delay and is then received again by the same interface. The bytes the
+// line holds for a port are the bytes on that wire, and a delayed packet
+// keeps its ingress interface (what PFC's ingress accounting needs).
 type Placement struct {
+	// Mode is topology.PlaceLink or "" (path).
+	Mode  string     `json:"mode,omitempty"`
 	Ports []PortPlan `json:"ports"`
 }
 
-// A PortPlan is one delayed port: the switch end of a host's link.
+// Link reports whether pl holds delays per link.
+func (pl *Placement) Link() bool { return pl != nil && pl.Mode == topology.PlaceLink }
+
+// A PortPlan is one delayed port: under path placement the switch end of
+// a host's link, under link placement a receiving interface.
 type PortPlan struct {
-	Switch string `json:"switch"`
-	Iface  string `json:"iface"`
-	Host   string `json:"host"`
+	Node  string `json:"node"`
+	Iface string `json:"iface"`
+	// Host is the host the port faces (path placement); Peer the node
+	// that sends into the interface (link placement).
+	Host string `json:"host,omitempty"`
+	Peer string `json:"peer,omitempty"`
 	// Classes are the distinct one-way delays of the paths into Host.
 	Classes []time.Duration `json:"classes_ns"`
 	// Sources gives each source host's class (index into Classes).
@@ -41,23 +58,27 @@ type PortPlan struct {
 	Buffers []int64 `json:"buffers_bytes"`
 }
 
-// Name is how reports call the port: switch/iface.
-func (p PortPlan) Name() string { return p.Switch + "/" + p.Iface }
+// Name is how reports call the port: node/iface.
+func (p PortPlan) Name() string { return p.Node + "/" + p.Iface }
 
-// Place computes the placement of plan's delays; an empty placement when
-// no link has a delay. Pairs whose shortest paths differ in delay are an
-// error (topology.PathDelays).
+// Place computes the placement of plan's delays, as plan.DelayPlacement
+// says; an empty placement when no link has a delay. Under path placement
+// pairs whose shortest paths differ in delay are an error
+// (topology.PathDelays).
 func Place(plan *topology.Plan) (*Placement, error) {
 	ports, err := plan.DelayPorts()
 	if err != nil {
 		return nil, err
 	}
-	pl := &Placement{}
+	if plan.DelayPlacement == topology.PlaceLink && len(ports) > line.MaxPorts {
+		return nil, fmt.Errorf("delay: link placement needs %d line ports, at most %d", len(ports), line.MaxPorts)
+	}
+	pl := &Placement{Mode: plan.DelayPlacement}
 	for _, dp := range ports {
 		if len(dp.Classes) > line.MaxClasses {
 			return nil, fmt.Errorf("delay: %d distinct path delays into %s, at most %d", len(dp.Classes), dp.Host, line.MaxClasses)
 		}
-		pp := PortPlan{Switch: dp.Switch, Iface: dp.Iface, Host: dp.Host, Classes: dp.Classes, Sources: dp.Sources}
+		pp := PortPlan{Node: dp.Node, Iface: dp.Iface, Host: dp.Host, Peer: dp.Peer, Classes: dp.Classes, Sources: dp.Sources}
 		for _, b := range dp.Buffers {
 			pp.Buffers = append(pp.Buffers, max(b, line.MinBuffer))
 		}
@@ -69,3 +90,11 @@ func Place(plan *topology.Plan) (*Placement, error) {
 
 // Empty reports whether nothing is delayed.
 func (pl *Placement) Empty() bool { return pl == nil || len(pl.Ports) == 0 }
+
+// modeName names pl's placement as topology files write it.
+func modeName(pl *Placement) string {
+	if pl.Link() {
+		return topology.PlaceLink
+	}
+	return topology.PlacePath
+}

@@ -18,10 +18,13 @@ import (
 	"cclab/topology"
 )
 
-// Classic filters (kernels without tcx): the take program is the first on
-// its port's egress, before the INT switch (tcopt/intswitch, prio 2).
+// Classic filters (kernels without tcx): under path placement the take
+// program is the first on its port's egress, before the INT switch's
+// counter (tcopt/intswitch, prio 2); under link placement it follows the
+// switch's stamp on the port's ingress.
 const (
 	classicPrio   = 1
+	classicPrioIn = 3
 	classicHandle = 0xde1a
 	classicName   = "cclab_delay"
 	// prioMajor is the handle major of a netem sink's prio qdisc.
@@ -31,8 +34,8 @@ const (
 )
 
 // Sink names the veth pair a port's delayed packets go through, in the
-// port's switch namespace: the sink (where the take program sends them)
-// and its peer (where they come out). The k-th delayed port of a switch
+// port's node namespace: the sink (where the take program sends them)
+// and its peer (where they come out). The k-th delayed port of a node
 // gets dl<k> and dl<k>p.
 func Sink(k int) (sink, peer string) {
 	return fmt.Sprintf("dl%d", k), fmt.Sprintf("dl%dp", k)
@@ -43,8 +46,8 @@ func sinkIndex(pl *Placement) []int {
 	next := map[string]int{}
 	out := make([]int, len(pl.Ports))
 	for i, p := range pl.Ports {
-		out[i] = next[p.Switch]
-		next[p.Switch]++
+		out[i] = next[p.Node]
+		next[p.Node]++
 	}
 	return out
 }
@@ -72,6 +75,9 @@ func Plumb(ctx context.Context, pl *Placement, opt Options) error {
 	if opt.Engine != EngineNetem && opt.Engine != EngineLine {
 		return fmt.Errorf("delay: plumb with engine %q (resolve it first)", opt.Engine)
 	}
+	if err := CheckEngine(pl, opt.Engine); err != nil {
+		return err
+	}
 	useTCX, err := tcx.Supported()
 	if err != nil {
 		return err
@@ -90,8 +96,8 @@ func Plumb(ctx context.Context, pl *Placement, opt Options) error {
 			return err
 		}
 		sink, peer := Sink(sinkIndex(pl)[i])
-		err := nsexec.Do(opt.Netns(p.Switch), func() error {
-			return plumbPort(spec, p, sink, peer, opt, useTCX)
+		err := nsexec.Do(opt.Netns(p.Node), func() error {
+			return plumbPort(spec, p, sink, peer, opt, useTCX, pl.Link())
 		})
 		if err != nil {
 			return fmt.Errorf("delay on %s: %w", p.Name(), err)
@@ -100,8 +106,8 @@ func Plumb(ctx context.Context, pl *Placement, opt Options) error {
 	return nil
 }
 
-// plumbPort runs inside the port's switch namespace.
-func plumbPort(spec *ebpf.CollectionSpec, p PortPlan, sink, peer string, opt Options, useTCX bool) error {
+// plumbPort runs inside the port's node namespace.
+func plumbPort(spec *ebpf.CollectionSpec, p PortPlan, sink, peer string, opt Options, useTCX, perLink bool) error {
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
@@ -167,18 +173,34 @@ func plumbPort(spec *ebpf.CollectionSpec, p PortPlan, sink, peer string, opt Opt
 	if opt.Engine == EngineNetem {
 		out = objs.DelayReturn
 	}
-	attach := func(l netlink.Link, prog *ebpf.Program, ingress bool, pin string) error {
+	attach := func(l netlink.Link, prog *ebpf.Program, ingress bool, pin string, prio uint16) error {
 		if useTCX {
 			return attachTCX(l, prog, ingress, filepath.Join(opt.PinDir, "delay", pin))
 		}
-		return attachClassic(h, l, prog, ingress)
+		return attachClassic(h, l, prog, ingress, prio)
 	}
-	// The way out first: nothing reaches the sink before its peer is
-	// ready for it.
-	if err := attach(pl, out, true, p.Switch+"-"+peer); err != nil {
+	// The ways out first: nothing reaches the sink before its peer is
+	// ready for it, nor the line's sends the sink before it passes them
+	// on.
+	if err := attach(pl, out, true, p.Node+"-"+peer, classicPrio); err != nil {
 		return err
 	}
-	return attach(port, objs.DelayTake, false, p.Switch+"-"+p.Iface)
+	if !perLink {
+		return attach(port, objs.DelayTake, false, p.Node+"-"+p.Iface, classicPrio)
+	}
+	if err := attach(sl, objs.DelayInject, true, p.Node+"-"+sink, classicPrio); err != nil {
+		return err
+	}
+	return attach(port, objs.DelayTake, true, p.Node+"-"+p.Iface+"-in", classicPrioIn)
+}
+
+// CheckEngine refuses a placement an engine cannot hold: link placement
+// needs the line (re-receiving what netem released is not built).
+func CheckEngine(pl *Placement, e Engine) error {
+	if pl.Link() && e == EngineNetem {
+		return fmt.Errorf("delay: link placement needs the line engine (emulation.delay_engine: line); netem is path placement only")
+	}
+	return nil
 }
 
 // netemBands gives the sink a prio qdisc with one band per class, each a
@@ -223,7 +245,7 @@ func attachTCX(l netlink.Link, prog *ebpf.Program, ingress bool, pin string) err
 	return nil
 }
 
-func attachClassic(h *netlink.Handle, l netlink.Link, prog *ebpf.Program, ingress bool) error {
+func attachClassic(h *netlink.Handle, l netlink.Link, prog *ebpf.Program, ingress bool, prio uint16) error {
 	clsact := &netlink.GenericQdisc{
 		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT},
 		QdiscType:  "clsact",
@@ -238,7 +260,7 @@ func attachClassic(h *netlink.Handle, l netlink.Link, prog *ebpf.Program, ingres
 	f := &netlink.BpfFilter{
 		FilterAttrs: netlink.FilterAttrs{
 			LinkIndex: l.Attrs().Index, Parent: parent, Handle: classicHandle,
-			Priority: classicPrio, Protocol: unix.ETH_P_ALL,
+			Priority: prio, Protocol: unix.ETH_P_ALL,
 		},
 		Fd: prog.FD(), Name: classicName, DirectAction: true,
 	}

@@ -62,16 +62,24 @@ type crossing struct {
 	delay time.Duration
 }
 
-// A probeWatch taps where a host's probes enter s0 and where they reach
-// their receiver.
+// A probeWatch taps where a host's probes enter the delayed path and where
+// they reach their receiver. An AF_PACKET tap on an interface sees a
+// packet as the interface receives it: under link placement that is after
+// the link's delay. So under path placement a probe enters the path where
+// it arrives at s0 (its whole delay is at the receiver's port); under link
+// placement where its sender transmits it, before the sender's link.
 type probeWatch struct{ in, out *tap }
 
 func watchProbes(n *netbuild.Network, src, dst string, port uint16) (*probeWatch, error) {
-	in, err := startTap(n.Netns("s0"), src, port)
+	inNs, inIface, outgoing := n.Netns("s0"), src, false
+	if n.Delay.Link() {
+		inNs, inIface, outgoing = n.Netns(src), "eth0", true
+	}
+	in, err := startTap(inNs, inIface, port, outgoing)
 	if err != nil {
 		return nil, err
 	}
-	out, err := startTap(n.Netns(dst), "eth0", port)
+	out, err := startTap(n.Netns(dst), "eth0", port, false)
 	if err != nil {
 		in.stop()
 		return nil, err

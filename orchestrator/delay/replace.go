@@ -49,16 +49,19 @@ func (s *Server) Replace(pl *Placement) error {
 // of served, in its order (the line's), pl's classes and sources, and a
 // class of delay 0 for the sources pl no longer delays there.
 func replacement(served, pl *Placement) (*Placement, error) {
+	if pl.Link() != served.Link() && !pl.Empty() {
+		return nil, fmt.Errorf("delay: replace: the line was plumbed for %s placement, not %s", modeName(served), modeName(pl))
+	}
 	byName := map[string]PortPlan{}
 	for _, p := range pl.Ports {
 		byName[p.Name()] = p
 	}
-	out := &Placement{}
+	out := &Placement{Mode: served.Mode}
 	for _, sp := range served.Ports {
 		np, ok := byName[sp.Name()]
 		delete(byName, sp.Name())
 		if !ok {
-			np = PortPlan{Switch: sp.Switch, Iface: sp.Iface, Host: sp.Host}
+			np = PortPlan{Node: sp.Node, Iface: sp.Iface, Host: sp.Host, Peer: sp.Peer}
 		}
 		pp, err := servedPort(sp, np)
 		if err != nil {
@@ -83,7 +86,7 @@ func servedPort(sp, np PortPlan) (PortPlan, error) {
 		return PortPlan{}, fmt.Errorf("delay: port %s: %d classes but %d buffers", np.Name(), len(np.Classes), len(np.Buffers))
 	}
 	pp := PortPlan{
-		Switch: sp.Switch, Iface: sp.Iface, Host: sp.Host,
+		Node: sp.Node, Iface: sp.Iface, Host: sp.Host, Peer: sp.Peer,
 		Classes: slices.Clone(np.Classes), Buffers: slices.Clone(np.Buffers),
 		Sources: make(map[netip.Addr]int, len(sp.Sources)),
 	}

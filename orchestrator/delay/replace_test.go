@@ -397,7 +397,7 @@ func classDelays(p line.PortStats) []time.Duration {
 }
 
 func clonePlacement(pl *delay.Placement) *delay.Placement {
-	out := &delay.Placement{}
+	out := &delay.Placement{Mode: pl.Mode}
 	for _, p := range pl.Ports {
 		p.Classes, p.Buffers, p.Sources = slices.Clone(p.Classes), slices.Clone(p.Buffers), maps.Clone(p.Sources)
 		out.Ports = append(out.Ports, p)

@@ -9,9 +9,12 @@ import (
 // Report is what run.json records of a run's propagation delay.
 type Report struct {
 	Engine Engine `json:"engine"`
-	Ports  int    `json:"ports"`
-	// MinNs and MaxNs are the smallest and largest one-way path delays
-	// (paths without delay aside).
+	// Placement is path or link (topology.PlacePath, PlaceLink).
+	Placement string `json:"placement"`
+	Ports     int    `json:"ports"`
+	// MinNs and MaxNs are the smallest and largest delays the ports
+	// apply (none aside): one-way path delays under path placement, link
+	// delays under link placement.
 	MinNs int64 `json:"min_delay_ns"`
 	MaxNs int64 `json:"max_delay_ns"`
 	// Line is the delay line's account (engine line only).
@@ -61,6 +64,7 @@ func NewReport(pl *Placement, engine Engine, st *line.Stats) Report {
 	if pl.Empty() {
 		return r
 	}
+	r.Placement = modeName(pl)
 	r.Ports = len(pl.Ports)
 	for _, p := range pl.Ports {
 		for _, d := range p.Classes {

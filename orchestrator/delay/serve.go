@@ -108,15 +108,21 @@ func Serve(ctx context.Context, pl *Placement, opt ServeOptions) (_ *Server, err
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sink, _ := Sink(idx[i])
+		sink, peer := Sink(idx[i])
+		// Path placement sends into the port's queue; link placement on
+		// the sink's peer, whence delay_inject has the port receive it.
+		out := p.Iface
+		if pl.Link() {
+			out = peer
+		}
 		var rx, tx int
-		err := nsexec.Do(opt.Netns(p.Switch), func() error {
+		err := nsexec.Do(opt.Netns(p.Node), func() error {
 			var err error
 			if rx, err = sinkSocket(sink); err != nil {
 				return err
 			}
 			s.fds = append(s.fds, rx)
-			if tx, err = portSocket(p.Iface); err != nil {
+			if tx, err = portSocket(out); err != nil {
 				return err
 			}
 			s.fds = append(s.fds, tx)
@@ -196,6 +202,13 @@ func sinkSocket(sink string) (int, error) {
 			return -1, fmt.Errorf("sink socket option %d: %w", o[1], err)
 		}
 	}
+	// Only what the sink transmits is the line's: under link placement
+	// the line's own sends arrive on the sink too, and the kernel drops
+	// them here instead of copying each into the socket.
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, outgoingOnly()); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("sink socket filter: %w", err)
+	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index}); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("bind sink socket to %s: %w", sink, err)
@@ -203,8 +216,10 @@ func sinkSocket(sink string) (int, error) {
 	return fd, nil
 }
 
-// portSocket sends delayed packets back into the port, marked so that the
-// take program lets them into its queue; it receives nothing.
+// portSocket sends delayed packets back out of a device, marked so that
+// the take program lets them pass: the port itself (path placement: into
+// its queue) or the sink's peer (link placement: to be received by the
+// port); it receives nothing.
 func portSocket(port string) (int, error) {
 	ifc, err := net.InterfaceByName(port)
 	if err != nil {
@@ -230,5 +245,24 @@ func portSocket(port string) (int, error) {
 	}
 	return fd, nil
 }
+
+// outgoingOnly is a classic BPF socket filter that keeps the frames a
+// device transmits (pkt_type PACKET_OUTGOING) and drops the rest.
+func outgoingOnly() *unix.SockFprog {
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_B | unix.BPF_ABS, K: skfAdOff + skfAdPktType},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.PACKET_OUTGOING},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0xffffffff},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0},
+	}
+	return &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+}
+
+// Classic BPF's ancillary load of the packet type (linux/filter.h:
+// SKF_AD_OFF is -0x1000, as an unsigned 32-bit offset).
+const (
+	skfAdOff     = 0xfffff000
+	skfAdPktType = 4
+)
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -129,6 +129,9 @@ func Up(ctx context.Context, id runid.ID, p *topology.Plan, opt Options) (*Netwo
 		if n.DelayEngine, err = opt.DelayEngine.Resolve(); err != nil {
 			return nil, fmt.Errorf("build: %w", err)
 		}
+		if err := delay.CheckEngine(pl, n.DelayEngine); err != nil {
+			return nil, fmt.Errorf("build: %w", err)
+		}
 		n.Delay = pl
 	}
 	if _, err := cleanup.Clean(ctx, id); err != nil {

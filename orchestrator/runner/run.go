@@ -384,8 +384,8 @@ func longestPath(plan *topology.Plan, cal *calibrate.Result) fidelity.Path {
 		return lp
 	}
 	for _, pd := range pds {
-		if pd.Switches > lp.Switches || (pd.Switches == lp.Switches && 2*int64(pd.OneWay) > lp.RTTNs) {
-			lp = fidelity.Path{Switches: pd.Switches, RTTNs: 2 * int64(pd.OneWay)}
+		if pd.Switches > lp.Switches || (pd.Switches == lp.Switches && 2*int64(pd.MaxOneWay) > lp.RTTNs) {
+			lp = fidelity.Path{Switches: pd.Switches, RTTNs: 2 * int64(pd.MaxOneWay)}
 		}
 	}
 	return lp

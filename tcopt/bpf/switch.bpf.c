@@ -63,6 +63,7 @@
 #include "../swunit/ecn_mark.h"
 #include "../swunit/qcn_cp.h"
 #include "../swunit/tcd_state.h"
+#include "../../orchestrator/delay/bpf/delay.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -428,6 +429,10 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 	struct port_cfg *cfg;
 	struct pkt p;
 
+	/* Re-received after its link's delay (link placement,
+	 * orchestrator/delay): it was stamped when it first arrived. */
+	if (skb->mark == DELAY_MARK)
+		return;
 	st = bpf_map_lookup_elem(&port_states, &idx);
 	cfg = bpf_map_lookup_elem(&port_cfgs, &idx);
 	if (!st || !cfg)

@@ -355,11 +355,18 @@ func keyOf(i iface) switchbpfPortKey {
 }
 
 // attachTCX attaches prog to an interface; the ifindex means something only
-// inside the interface's namespace, so the link is made from there.
+// inside the interface's namespace, so the link is made from there. The
+// egress counter goes last (after the delay's take of path placement); the
+// ingress stamp goes first, before the delay's take of link placement,
+// so that it stamps the packet as it arrives from the upstream's queue.
 func (s *Switch) attachTCX(i iface, prog *ebpf.Program, at ebpf.AttachType) error {
+	anchor := link.Tail()
+	if at == ebpf.AttachTCXIngress {
+		anchor = link.Head()
+	}
 	return nsexec.Do(i.netns, func() error {
 		l, err := link.AttachTCX(link.TCXOptions{
-			Interface: i.ifindex, Program: prog, Attach: at, Anchor: link.Tail(),
+			Interface: i.ifindex, Program: prog, Attach: at, Anchor: anchor,
 		})
 		if err != nil {
 			return fmt.Errorf("attach %s to %s in %s: %w", prog, i.name, i.netns, err)

@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tc programs that put propagation delay on a host-facing switch port
+ * The tc programs that put propagation delay on a port
  * (orchestrator/delay/README.md). Loaded once per port, with the port's
  * devices as constants:
  *
- * delay_take    tc egress of the port, before the INT switch's enqueue
- *               counter: an IPv4 packet from a source with a delay class
- *               goes to the port's sink device instead of its queue. A
- *               packet carrying DELAY_MARK has served its delay: the mark
- *               is cleared and the packet goes on into the queue.
- * delay_return  tc ingress of the sink's peer (netem engine): what netem
- *               released is marked and sent back into the port.
+ * delay_take    path placement: tc egress of a host-facing switch port,
+ *               before the INT switch's enqueue counter; link placement:
+ *               tc ingress of a link's receiving interface, after the INT
+ *               switch's stamp. An IPv4 packet from a source with a delay
+ *               class goes to the port's sink device. A packet carrying
+ *               DELAY_MARK has served its delay: the mark is cleared and
+ *               the packet goes on (into the queue, or up the stack).
+ * delay_return  tc ingress of the sink's peer (netem engine, path
+ *               placement): what netem released is marked and sent back
+ *               into the port.
  * delay_drop    tc ingress of the sink's peer (line engine): the user-space
  *               line read its copy on the sink; the kernel's is dropped.
+ * delay_inject  tc ingress of the sink (line engine, link placement): the
+ *               line sends a packet that served its delay on the sink's
+ *               peer; it is marked and received by the port, so that it
+ *               arrives there as from the wire (skb_iif = the port).
  *
  * Nothing in a packet is read beyond what is bounds-checked, and nothing
  * is written to it.
@@ -85,4 +92,11 @@ SEC("tc")
 int delay_drop(struct __sk_buff *skb)
 {
 	return TC_ACT_SHOT;
+}
+
+SEC("tc")
+int delay_inject(struct __sk_buff *skb)
+{
+	skb->mark = DELAY_MARK;
+	return bpf_redirect(port_ifindex, BPF_F_INGRESS);
 }
