@@ -51,6 +51,11 @@ type Limits struct {
 	// quarter of it, which no queue shows.
 	Saturated          float64 `json:"saturated_share"`
 	SaturatedWithProbe float64 `json:"saturated_share_with_probe"`
+	// UserSaturated: the share of windows in which the CPUs the runner's
+	// threads were confined to (emulation.user_cpu) were saturated; above
+	// it the workload's senders could not offer their load for that
+	// share of the run, which no queue shows (as SaturatedWithProbe).
+	UserSaturated float64 `json:"user_saturated_share"`
 	// CPU queue delay of the longest path per round trip: p50 within
 	// CPUShare50 of its RTT plus CPUAbs50, p99 within CPUShare99 plus
 	// CPUAbs99 (the delay line's accuracy bar: the CPU queue is an error
@@ -79,7 +84,7 @@ func DefaultLimits() Limits {
 		LinkBurst:   netbuild.HTBBurst + 64<<10, // and one GSO packet
 		LateShare50: 0.05, LateAbs50: 10 * time.Microsecond,
 		LateShare99: 0.15, LateAbs99: 100 * time.Microsecond,
-		Saturated: 0.05, SaturatedWithProbe: 0.25,
+		Saturated: 0.05, SaturatedWithProbe: 0.25, UserSaturated: 0.25,
 		CPUShare50: 0.05, CPUAbs50: 10 * time.Microsecond,
 		CPUShare99: 0.15, CPUAbs99: 100 * time.Microsecond,
 		RTTInflation: 0.25,
@@ -224,6 +229,11 @@ func cpu(in Inputs, lim Limits, add func(Check)) {
 	add(Check{Name: "CPU saturation", Value: c.SaturatedShare, Limit: limit, Unit: "share of windows", OK: c.SaturatedShare <= limit,
 		Detail: fmt.Sprintf("packet processing saturated %.0f%% of %d windows (packet CPUs %v: softirq %.0f%%, busiest window %.0f%%, busy with anything in %.0f%% of windows; backlog median %d, max %d packets)",
 			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
+	if len(c.UserCPUs) > 0 {
+		add(Check{Name: "CPU saturation of the runner", Value: c.UserSaturatedShare, Limit: lim.UserSaturated, Unit: "share of windows",
+			OK: c.UserSaturatedShare <= lim.UserSaturated,
+			Detail: fmt.Sprintf("the runner's CPUs %v (the workload's senders and receivers, the samplers, the delay line) were at least 95%% busy in %.0f%% of %d windows", c.UserCPUs, 100*c.UserSaturatedShare, c.Windows)})
+	}
 	add(Check{Name: "CPU stolen", Value: c.Stolen, Limit: lim.Stolen, Unit: "share of CPU time", OK: c.Stolen <= lim.Stolen,
 		Detail: fmt.Sprintf("the hypervisor took %.2f%% of the CPUs' time (one CPU's worst window %.0f%%)", 100*c.Stolen, 100*c.MaxStolenOneCPU)})
 	cpuQueue(in, lim, add)

@@ -62,6 +62,15 @@ func TestVerdictBounds(t *testing.T) {
 		{"saturated 30 % with the probe", func(in *Inputs) { in.Health.CPU.SaturatedShare = 0.3 }, "CPU saturation"},
 		{"saturated 6 % without the probe", func(in *Inputs) { in.Health.CPU.SaturatedShare, in.CPUQueue = 0.06, nil }, "CPU saturation"},
 		{"a backlog drop", func(in *Inputs) { in.Health.Softnet.Dropped = 1 }, "CPU backlog"},
+		// The runner's threads on the line's CPU: judged only then, above
+		// a quarter of the windows.
+		{"runner CPU saturated 30 %, not confined", func(in *Inputs) { in.Health.CPU.UserSaturatedShare = 0.3 }, ""},
+		{"runner CPU saturated 20 %", func(in *Inputs) {
+			in.Health.CPU.UserCPUs, in.Health.CPU.UserSaturatedShare = []int{1}, 0.2
+		}, ""},
+		{"runner CPU saturated 30 %", func(in *Inputs) {
+			in.Health.CPU.UserCPUs, in.Health.CPU.UserSaturatedShare = []int{1}, 0.3
+		}, "CPU saturation of the runner"},
 		{"1 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.01 }, ""},
 		{"3 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.03 }, "CPU stolen"},
 	}

@@ -17,6 +17,13 @@ type CPU struct {
 	PacketCPUs     []int   `json:"packet_cpus,omitempty"`
 	SaturatedShare float64 `json:"saturated_share"`
 	BusyShare      float64 `json:"busy_share"`
+	// UserCPUs are the CPUs the runner's own threads were confined to
+	// (the workload's senders and receivers among them; run.json
+	// user_cpus), none when the scheduler placed them. UserSaturatedShare
+	// is the share of windows in which those CPUs were at least 95 %
+	// busy: then the workload could not offer what it meant to.
+	UserCPUs           []int   `json:"user_cpus,omitempty"`
+	UserSaturatedShare float64 `json:"user_saturated_share,omitempty"`
 	// PacketSoftirq is the packet CPUs' share of time in softirq, over the
 	// run and in the busiest window.
 	PacketSoftirq    float64 `json:"packet_softirq_share"`

@@ -62,6 +62,10 @@ type SamplerOptions struct {
 	// counts as saturated when they spent at least 90 % of it in softirq,
 	// or a softirq run was cut short (CPU.SaturatedShare).
 	PacketCPUs []int
+	// UserCPUs are the CPUs the runner's threads are confined to (nil:
+	// none); a window counts when they were at least 95 % busy
+	// (CPU.UserSaturatedShare).
+	UserCPUs []int
 	// RateInForce, when set, is the highest rate an egress was set to
 	// since the previous call for it (a run whose events change links):
 	// each window is held against it, not the configured rate. Nil: the
@@ -168,6 +172,9 @@ func (s *Sampler) loop() {
 				s.cpu.MaxBusy = max(s.cpu.MaxBusy, f)
 				s.cpu.MaxSoftirq = max(s.cpu.MaxSoftirq, cpustat.SoftirqShare(s.cur, a))
 				busy, soft := s.packetShares(per, p)
+				if s.opt.UserCPUs != nil && cpustat.BusyShare(pick(per, s.opt.UserCPUs), pick(p, s.opt.UserCPUs)) >= 0.95 {
+					s.cpu.UserSaturatedShare++
+				}
 				sn, _ := readSoftnet()
 				if busy >= 0.95 {
 					s.cpu.BusyShare++
@@ -188,6 +195,17 @@ func (s *Sampler) loop() {
 			s.sampleLinks(groups)
 		}
 	}
+}
+
+// pick sums the listed CPUs of a per-CPU reading.
+func pick(per []cpustat.Times, cpus []int) cpustat.Times {
+	var t cpustat.Times
+	for _, c := range cpus {
+		if c >= 0 && c < len(per) {
+			t = t.Add(per[c])
+		}
+	}
+	return t
 }
 
 // packetCPUs sums the packet CPUs of a per-CPU reading.
@@ -216,6 +234,7 @@ func (s *Sampler) Stop() Report {
 	s.wg.Wait()
 	r := Report{CPU: s.cpu, LoadedThreshold: 0.5, Interval: int64(s.opt.Interval), Errors: s.errs}
 	r.CPU.PacketCPUs = s.opt.PacketCPUs
+	r.CPU.UserCPUs = s.opt.UserCPUs
 	if sn, err := readSoftnet(); err == nil {
 		r.Softnet = sn.sub(s.softnet0)
 	} else {
@@ -229,6 +248,7 @@ func (s *Sampler) Stop() Report {
 	if r.CPU.Windows > 0 {
 		r.CPU.SaturatedShare /= float64(r.CPU.Windows)
 		r.CPU.BusyShare /= float64(r.CPU.Windows)
+		r.CPU.UserSaturatedShare /= float64(r.CPU.Windows)
 	}
 	if len(s.backlogs) > 0 {
 		slices.Sort(s.backlogs)

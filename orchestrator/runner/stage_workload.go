@@ -27,14 +27,16 @@ func (r workloadStage) Start(ctx context.Context) error {
 	if r.cpuProbe != nil {
 		r.cpuProbe.Start()
 	}
-	sopt := health.SamplerOptions{Interval: 100 * time.Millisecond, Namespaces: r.net.Namespaces(), PacketCPUs: r.dl.PacketCPUs()}
+	userCPUs := r.userCPUs()
+	sopt := health.SamplerOptions{Interval: 100 * time.Millisecond, Namespaces: r.net.Namespaces(),
+		PacketCPUs: r.dl.PacketCPUs(), UserCPUs: userCPUs}
 	if r.events != nil {
 		// A link the events changed carries what its rate then allows.
 		sopt.RateInForce = r.events.app.PeakRate
 	}
 	r.sampler = health.StartSampler(linkEnds(p.Plan, r.net), sopt)
 
-	if cpus := r.userCPUs(); cpus != nil {
+	if cpus := userCPUs; cpus != nil {
 		pin, err := cpustat.PinThreads(cpus)
 		if err != nil {
 			return fmt.Errorf("move the run's threads to CPU %v: %w", cpus, err)

@@ -27,7 +27,6 @@ static __always_inline __u32 qdisc_len(struct sk_buff *skb)
 	return ((struct qdisc_skb_cb *)skb->cb)->pkt_len;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /*
  * The qdisc's bytes for an skb reaching the driver. A GSO skb still counts
@@ -37,11 +36,13 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
  */
 static __always_inline __u32 xmit_len(struct sk_buff *skb)
 {
-	struct skb_shared_info *sh;
+	struct skb_shared_info *sh = (void *)(skb->head + skb->end);
+	unsigned short gso_size = 0;
 
-	sh = bpf_rdonly_cast(skb->head + skb->end,
-			     bpf_core_type_id_kernel(struct skb_shared_info));
-	if (sh->gso_size)
+	/* The shared info is reached by arithmetic, not a typed pointer: one
+	 * probe read (bpf_rdonly_cast would need a 6.2 kernel). */
+	bpf_probe_read_kernel(&gso_size, sizeof(gso_size), &sh->gso_size);
+	if (gso_size)
 		return qdisc_len(skb);
 	return skb->len;
 }
