@@ -231,7 +231,7 @@ func cpu(in Inputs, lim Limits, add func(Check)) {
 			100*c.SaturatedShare, c.Windows, c.PacketCPUs, 100*c.PacketSoftirq, 100*c.MaxPacketSoftirq, 100*c.BusyShare, c.BacklogMedian, c.BacklogMax)})
 	if len(c.UserCPUs) > 0 {
 		add(Check{Name: "CPU saturation of the runner", Value: c.UserSaturatedShare, Limit: lim.UserSaturated, Unit: "share of windows",
-			OK: c.UserSaturatedShare <= lim.UserSaturated,
+			OK:     c.UserSaturatedShare <= lim.UserSaturated,
 			Detail: fmt.Sprintf("the runner's CPUs %v (the workload's senders and receivers, the samplers, the delay line) were at least 95%% busy in %.0f%% of %d windows", c.UserCPUs, 100*c.UserSaturatedShare, c.Windows)})
 	}
 	add(Check{Name: "CPU stolen", Value: c.Stolen, Limit: lim.Stolen, Unit: "share of CPU time", OK: c.Stolen <= lim.Stolen,
