@@ -162,7 +162,7 @@ int BPF_PROG(int_switch_xmit, struct sk_buff *skb, struct net_device *dev)
 	snap.ts = tx_clock_done(st, bpf_map_lookup_elem(&port_cfgs, idx), len,
 				snap.deq_ns);
 	snap.port = *idx;
-	snap.len = skb->len;
+	snap.len = KREAD(skb, len);
 	key = snap_key(skb);
 	bpf_map_update_elem(&dequeued, &key, &snap, BPF_ANY);
 	return 0;
@@ -231,6 +231,10 @@ static __always_inline int tcd_judge(struct port_state *st,
 	__u64 max_ton = READ_ONCE(cfg->tcd_max_ton_ns);
 
 	*ce_allowed = true;
+#ifdef SWITCH_CLASSIC
+	/* No TCD in the classic build (as no PFC, switch_pfc.h). */
+	max_ton = 0;
+#endif
 	if (!max_ton)
 		return INT_STAMP_TCD_OFF;
 	switch (tcd_port_state(qlen, READ_ONCE(cfg->tcd_k),
@@ -519,7 +523,7 @@ int BPF_PROG(int_switch_drop, struct sk_buff *skb, void *location,
 		bpf_map_delete_elem(&dequeued, &key);
 		return 0;
 	}
-	dev = skb->dev;
+	dev = KREAD(skb, dev);
 	idx = dev_slot(&egress_ports, dev);
 	if (!idx)
 		return 0;

@@ -18,13 +18,32 @@
 #include "switch_maps.h"
 
 /*
+ * KREAD reads a field of the kernel's own typed pointers: a plain load in
+ * the tcx build; in the classic build, for the older kernels it serves
+ * (Debian 6.1's verifier refused the plain loads), bpf_probe_read_kernel.
+ */
+#ifdef SWITCH_CLASSIC
+#define KREAD(p, field)	BPF_CORE_READ(p, field)
+#else
+#define KREAD(p, field)	((p)->field)
+#endif
+
+/*
  * The bytes the qdisc accounts for an skb (qdisc_pkt_len), which the
  * kernel sets before tc egress and keeps in skb->cb while the qdisc holds
  * the skb.
  */
 static __always_inline __u32 qdisc_len(struct sk_buff *skb)
 {
+#ifdef SWITCH_CLASSIC
+	__u32 len = 0;
+
+	bpf_probe_read_kernel(&len, sizeof(len),
+			      &((struct qdisc_skb_cb *)skb->cb)->pkt_len);
+	return len;
+#else
 	return ((struct qdisc_skb_cb *)skb->cb)->pkt_len;
+#endif
 }
 
 
@@ -36,7 +55,7 @@ static __always_inline __u32 qdisc_len(struct sk_buff *skb)
  */
 static __always_inline __u32 xmit_len(struct sk_buff *skb)
 {
-	struct skb_shared_info *sh = (void *)(skb->head + skb->end);
+	struct skb_shared_info *sh = (void *)(KREAD(skb, head) + KREAD(skb, end));
 	unsigned short gso_size = 0;
 
 	/* The shared info is reached by arithmetic, not a typed pointer: one
@@ -44,7 +63,7 @@ static __always_inline __u32 xmit_len(struct sk_buff *skb)
 	bpf_probe_read_kernel(&gso_size, sizeof(gso_size), &sh->gso_size);
 	if (gso_size)
 		return qdisc_len(skb);
-	return skb->len;
+	return KREAD(skb, len);
 }
 
 /* The slot of the port a device is, keyed by the device's namespace
@@ -55,8 +74,13 @@ static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
 
 	if (!dev)
 		return NULL;
+#ifdef SWITCH_CLASSIC
+	key.ifindex = BPF_CORE_READ(dev, ifindex);
+	key.netns_cookie = BPF_CORE_READ(dev, nd_net.net, net_cookie);
+#else
 	key.ifindex = dev->ifindex;
 	key.netns_cookie = dev->nd_net.net->net_cookie;
+#endif
 	return bpf_map_lookup_elem(map, &key);
 }
 
@@ -67,7 +91,11 @@ static __always_inline __u32 *dev_slot(void *map, struct net_device *dev)
  */
 static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 {
+#ifdef SWITCH_CLASSIC
+	return BPF_CORE_READ(dev, qdisc, qstats.backlog);
+#else
 	return dev->qdisc->qstats.backlog;
+#endif
 }
 
 #ifdef SWITCH_CLASSIC
@@ -87,7 +115,7 @@ static __always_inline __u64 qdisc_backlog_of(__u64 dev)
 static __always_inline __u64 snap_key(struct sk_buff *skb)
 {
 #ifdef SWITCH_CLASSIC
-	return (__u64)skb->data;
+	return (__u64)BPF_CORE_READ(skb, data);
 #else
 	return (__u64)skb;
 #endif

@@ -138,6 +138,17 @@ static __always_inline __u64 pfc_thresholds(struct pfc_cfg *icfg,
 	return xoff;
 }
 
+#ifdef SWITCH_CLASSIC
+/*
+ * The classic build (kernels without tcx) has no PFC and no TCD: Debian
+ * 6.1's verifier refused its programs (E2BIG) once they were in, and the
+ * loader refuses both in that mode (Config.validate).
+ */
+static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
+					__u64 backlog, int enq)
+{
+}
+#else
 /*
  * A packet of len bytes from ingress ifindex iif, or leaving (transmitted
  * or dropped: enter 0), egress slot e, whose qdisc holds backlog bytes
@@ -195,5 +206,7 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	else if (!enter && step == PFC_XON)
 		pfc_post(i, ist, PFC_XON, occ, xon);
 }
+
+#endif /* SWITCH_CLASSIC */
 
 #endif /* CCLAB_SWITCH_PFC_H */

@@ -77,6 +77,24 @@ static __always_inline bool mark_ce(struct __sk_buff *skb, struct pkt *p)
 }
 
 /*
+ * The packet's TCP options into opts. The length is derived and checked
+ * here, right before the call, in a value nothing else keeps: older
+ * verifiers (Debian 6.1's) lose a check's bounds on a copy the compiler
+ * spilled to the stack, and then refuse the load as possibly zero-sized.
+ */
+static __always_inline long load_opts(struct __sk_buff *skb, __u32 base,
+				      __u8 *opts, const struct pkt *p)
+{
+	__u32 n = p->tcp_hlen - TCP_MIN_HLEN;
+
+	/* Opaque to the compiler: n is not merged with the caller's copy. */
+	asm volatile("" : "+r"(n));
+	if (n < INT_OPT_BASE_LEN || n > TCP_MAX_OPTS)
+		return -1;
+	return bpf_skb_load_bytes(skb, base, opts, n);
+}
+
+/*
  * Write a 7-byte record into the packet's INT option, if it carries a
  * valid forward option (an echo, if echo) with a free slot; when it is
  * full, set the overflow flag if flag_full; tcd: the header version and U
@@ -99,7 +117,7 @@ static __always_inline enum int_stamp_result write_record(struct __sk_buff *skb,
 	if (optlen < INT_OPT_BASE_LEN || optlen > TCP_MAX_OPTS)
 		return INT_STAMP_NONE;
 	base = p->tcp_off + TCP_MIN_HLEN;
-	if (bpf_skb_load_bytes(skb, base, opts, optlen))
+	if (load_opts(skb, base, opts, p))
 		return INT_STAMP_NONE;
 	res = int_stamp_write(opts, next, optlen, rec, flag_full, echo, tcd);
 	if (res == INT_STAMP_NONE || (res == INT_STAMP_FULL && !flag_full))

@@ -1,6 +1,7 @@
 package intswitch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -72,7 +73,7 @@ const udpFrame = 1400 + 8 + 20 + 14
 // The same on lossless ports (TBF roots, whose backlog the switch reads as
 // it reads HTB's).
 func TestIngressCounters(t *testing.T) {
-	eachMode(t, func(t *testing.T, mode AttachMode) { testIngressCounters(t, mode, false) })
+	testIngressCounters(t, AttachTCX, false)
 	t.Run("tbf", func(t *testing.T) { testIngressCounters(t, AttachTCX, true) })
 }
 
@@ -160,7 +161,30 @@ func testIngressCounters(t *testing.T, mode AttachMode, tbf bool) {
 // Xon 30 KB (the FIFO holds 200 KB). Each burst posts exactly one Xoff,
 // one packet above Xoff, and each drain one Xon, within a packet below Xon;
 // they alternate, in time order, and the switch's counters agree.
-func TestPFCEventsHysteresis(t *testing.T) { eachMode(t, testPFCEventsHysteresis) }
+func TestPFCEventsHysteresis(t *testing.T) { testPFCEventsHysteresis(t, AttachTCX) }
+
+// The classic build (kernels without tcx) has neither PFC nor TCD: a
+// config asking for either is refused before anything loads, and so is
+// TCD through SetMarking.
+func TestClassicRefusesPFCAndTCD(t *testing.T) {
+	l := newLine(t, 1, linkOpts{rate: units.Rate(1e9), buffer: 256 << 10})
+	l.mode = AttachClassic
+	cfg := l.cfg()
+	cfg.PFC = PFC{Mode: PFCStatic, Xoff: 60_000, Xon: 30_000}
+	if _, err := Attach(context.Background(), cfg); !errors.Is(err, ErrNeedsTCX) {
+		t.Errorf("classic with PFC: %v", err)
+	}
+	cfg = l.cfg()
+	cfg.Ports = append([]PortConfig(nil), cfg.Ports...) // the line's own stay without TCD
+	cfg.Ports[0].TCD = TCD{MaxTon: time.Millisecond, Threshold: 30 << 10}
+	if _, err := Attach(context.Background(), cfg); !errors.Is(err, ErrNeedsTCX) {
+		t.Errorf("classic with TCD: %v", err)
+	}
+	sw := attach(t, l.cfg())
+	if err := sw.SetMarking(Marking{TCD: TCD{MaxTon: time.Millisecond, Threshold: 30 << 10}}); !errors.Is(err, ErrNeedsTCX) {
+		t.Errorf("classic SetMarking with TCD: %v", err)
+	}
+}
 
 func testPFCEventsHysteresis(t *testing.T, mode AttachMode) {
 	const xoff, xon, bursts = 60_000, 30_000, 3

@@ -80,6 +80,9 @@ func Attach(ctx context.Context, cfg Config) (_ *Switch, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := classicRefuses(mode, cfg); err != nil {
+		return nil, err
+	}
 	s := &Switch{ports: append([]PortConfig(nil), cfg.Ports...), mode: mode}
 	if mode != AttachClassic {
 		s.cache = cfg.Cache
@@ -209,6 +212,26 @@ func (s *Switch) attachTC(i iface, prog *ebpf.Program, ingress bool) error {
 	return s.attachTCX(i, prog, at)
 }
 
+// ErrNeedsTCX: PFC and TCD are not in the classic build (kernels without
+// tcx): Debian 6.1's verifier refused its programs with them in.
+var ErrNeedsTCX = errors.New("PFC and TCD need the tcx build of the switch (Linux 6.6 or newer)")
+
+// classicRefuses refuses, in the classic build, a config with PFC or TCD.
+func classicRefuses(mode AttachMode, cfg Config) error {
+	if mode != AttachClassic {
+		return nil
+	}
+	if cfg.PFC.On() {
+		return fmt.Errorf("switch config: PFC: %w", ErrNeedsTCX)
+	}
+	for _, p := range cfg.Ports {
+		if p.TCD.On() {
+			return fmt.Errorf("switch port %s/%s: TCD: %w", p.Node, p.Iface, ErrNeedsTCX)
+		}
+	}
+	return nil
+}
+
 func loadErr(mode AttachMode, err error) error {
 	var ve *ebpf.VerifierError
 	if errors.As(err, &ve) {
@@ -281,6 +304,9 @@ func (s *Switch) loadTCPrograms(spec *ebpf.CollectionSpec) error {
 func (s *Switch) SetMarking(m Marking) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mode == AttachClassic && m.TCD.On() {
+		return fmt.Errorf("set marking: TCD: %w", ErrNeedsTCX)
+	}
 	cfgs := make([]switchbpfPortCfg, len(s.ports))
 	for i, p := range s.ports {
 		var err error

@@ -53,9 +53,9 @@ func monoNs(t *testing.T) uint64 {
 // CE-marked, packets at or below K carry neither. Resumed (paused 0,
 // last Xon now), U goes on for max(T_on), then the port is congested and
 // CE-marks instead: polled with their times, the port's U counter grows
-// only before last Xon + max(T_on), its CE counter only after. Both
-// builds (tcx, classic).
-func TestTCDMarking(t *testing.T) { eachMode(t, testTCDMarking) }
+// only before last Xon + max(T_on), its CE counter only after. The tcx
+// build: the classic one has no TCD (TestClassicRefusesPFCAndTCD).
+func TestTCDMarking(t *testing.T) { testTCDMarking(t, AttachTCX) }
 
 func testTCDMarking(t *testing.T, mode AttachMode) {
 	const k = 30 << 10

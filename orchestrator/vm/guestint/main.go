@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"cclab/internal/runid"
@@ -89,14 +90,14 @@ func run(ctx context.Context, file, src, dst string) error {
 	defer net.Down(context.Background())
 	sw, err := intswitch.Attach(ctx, intswitch.Config{Netns: net.Netns, Ports: intswitch.PortsFromPlan(net.Plan, intswitch.Marking{})})
 	if err != nil {
-		fmt.Printf("UNAVAILABLE INT switch: %v\n", err)
+		fmt.Printf("UNAVAILABLE INT switch: %s\n", oneLine(err))
 		net.Down(context.Background())
 		os.Exit(3)
 	}
 	defer sw.Close()
 	ag, err := agent.Attach(ctx, id, agent.Options{})
 	if err != nil {
-		fmt.Printf("UNAVAILABLE INT host agent: %v\n", err)
+		fmt.Printf("UNAVAILABLE INT host agent: %s\n", oneLine(err))
 		sw.Close()
 		net.Down(context.Background())
 		os.Exit(3)
@@ -119,4 +120,15 @@ func run(ctx context.Context, file, src, dst string) error {
 			st.OptionsWritten, st.EchoesWritten, st.EchoesParsed)
 	}
 	return nil
+}
+
+// oneLine is an error on one line (the guest's report keeps only lines
+// that begin with UNAVAILABLE): a verifier log's lines joined, its head
+// and its last 2000 characters, where the verifier says why.
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " | ")), " ")
+	if len(s) > 2400 {
+		s = s[:400] + " ... " + s[len(s)-2000:]
+	}
+	return s
 }
