@@ -130,3 +130,12 @@ func TestParseRejectsMalformed(t *testing.T) {
 		}
 	}
 }
+
+// A short chain (an interrupt's entry two frames deep) is classified, not
+// read past its end.
+func TestClassifyShortChain(t *testing.T) {
+	s := Sample{Comm: "swapper", Frames: []Frame{{Sym: "handle_softirqs"}, {Sym: "sysvec_call_function_single"}}}
+	if st, _ := Classify(s); st != StageIRQ {
+		t.Errorf("short IPI chain is %s", st)
+	}
+}

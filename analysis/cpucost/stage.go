@@ -129,7 +129,7 @@ func Classify(s Sample) (Stage, bool) {
 		return StageIdle, false
 	}
 	if len(s.Frames) > 1 && irqLeaves[s.Frames[0].Sym] {
-		for _, f := range s.Frames[1:4:4] {
+		for _, f := range s.Frames[1:min(len(s.Frames), 4)] {
 			if irqEntries.MatchString(f.Sym) {
 				return StageIRQ, soft
 			}
@@ -142,24 +142,17 @@ func Classify(s Sample) (Stage, bool) {
 	}
 	if !soft {
 		// Process context: the delay line's thread, or a Go monitor's
-		// stack, is that part, whatever the kernel did for it.
+		// stack, is that part, whatever the kernel did for it; the
+		// workload's own sockets count by their kernel stage.
 		for _, f := range s.Frames {
 			if f.User && lineSymbols.MatchString(f.Sym) {
 				return StageLine, false
 			}
 		}
-		for _, f := range s.Frames {
-			for _, r := range goRules {
-				if r.re.MatchString(f.Sym) {
-					if r.stage == StageWorkload {
-						goto kernel // the workload's sockets: their kernel stage
-					}
-					return r.stage, false
-				}
-			}
+		if st, ok := goStage(s.Frames); ok && st != StageWorkload {
+			return st, false
 		}
 	}
-kernel:
 	for _, f := range s.Frames {
 		if f.User {
 			break
@@ -173,16 +166,11 @@ kernel:
 	if soft {
 		return StageOtherKern, true
 	}
+	if st, ok := goStage(s.Frames); ok {
+		return st, false
+	}
 	for _, f := range s.Frames {
-		if !f.User {
-			continue
-		}
-		for _, r := range goRules {
-			if r.re.MatchString(f.Sym) {
-				return r.stage, false
-			}
-		}
-		if strings.HasPrefix(f.Sym, "runtime.") && s.Comm == "cclab" {
+		if f.User && strings.HasPrefix(f.Sym, "runtime.") && s.Comm == "cclab" {
 			return StageGoRuntime, false
 		}
 	}
@@ -193,4 +181,19 @@ kernel:
 		return StageGoRuntime, false
 	}
 	return StageOtherUser, false
+}
+
+// goStage is the stage of the leaf-most Go frame a goRule names.
+func goStage(frames []Frame) (Stage, bool) {
+	for _, f := range frames {
+		if !f.User {
+			continue
+		}
+		for _, r := range goRules {
+			if r.re.MatchString(f.Sym) {
+				return r.stage, true
+			}
+		}
+	}
+	return "", false
 }
