@@ -103,7 +103,22 @@ func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
 	return decodeStrict(n, (*plain)(h))
 }
 
-func (h *Hosts) validate(p *problems) {
+// validate checks the hosts' settings and fills their defaults; lossless
+// (a pfc section) makes a NIC one FIFO, as a lossless port is one TBF
+// over one FIFO, and raises rto_min (DefaultLosslessRTOMin).
+func (h *Hosts) validate(p *problems, lossless bool) {
+	if lossless && h.NICQueues > 1 {
+		p.add(h.Line, "hosts nic_queues %d: a lossless fabric's host port is one FIFO (its pausable TBF); leave nic_queues out or give 1", h.NICQueues)
+	}
+	if lossless && h.NICQueues == 0 {
+		h.NICQueues = 1
+	}
+	if lossless && h.RTOMin == 0 {
+		h.RTOMin = units.Duration(DefaultLosslessRTOMin)
+	}
+	if h.RTOMin != 0 && (h.RTOMin.D() < time.Millisecond || h.RTOMin.D() > MaxRTOMin) {
+		p.add(h.Line, "hosts rto_min %v: use 1ms-%v (or leave it out: the kernel's 200ms)", h.RTOMin.D(), MaxRTOMin)
+	}
 	if h.NICQueues == 0 {
 		h.NICQueues = DefaultNICQueues
 	}
@@ -293,7 +308,7 @@ func (e *Experiment) validate(p *problems) {
 	if e.Timeout == 0 {
 		e.Timeout = units.Duration(DefaultTimeout)
 	}
-	e.Hosts.validate(p)
+	e.Hosts.validate(p, e.Switch != nil && e.Switch.PFC != nil)
 	e.Switch.validate(p, &e.Hosts, e.Compare)
 	switch e.Emulation.DelayEngine {
 	case "", "auto", "netem", "line":

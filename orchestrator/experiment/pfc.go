@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"cclab/internal/units"
+	"cclab/topology"
 )
 
 // PFC makes the fabric lossless (docs/lossless.md): every switch counts
@@ -13,7 +14,10 @@ import (
 // at Xon. Lossy (no pfc) is the default.
 //
 //	switch: {pfc: {mode: static, xoff: 30KB, xon: 27KB, headroom: auto}}
-//	switch: {pfc: {mode: dynamic, alpha: 0.11, headroom: auto}}
+//	switch: {pfc: {mode: dynamic, alpha: 0.11, buffer: 32MB, headroom: auto}}
+//
+// A lossless run needs the topology's links to hold their own delay
+// (`delay: {placement: link}`): the runner checks that before building.
 type PFC struct {
 	// Mode is "static" (xoff, xon in bytes of one ingress queue) or
 	// "dynamic" (HPCC's: pause above alpha of the free shared buffer).
@@ -27,9 +31,14 @@ type PFC struct {
 	Hysteresis units.Size `yaml:"hysteresis" json:"hysteresis,omitempty"`
 	// Headroom is "auto" (2 x link delay x rate + 2 MTU, per port) or
 	// bytes.
-	Headroom Headroom        `yaml:"headroom" json:"headroom"`
-	Line     int             `yaml:"-" json:"-"`
-	set      map[string]bool // the fields the file gives
+	Headroom Headroom `yaml:"headroom" json:"headroom"`
+	// Buffer is each switch's shared buffer B: every switch port's FIFO
+	// holds up to B, so that only PFC bounds its queue. Dynamic mode
+	// needs it (its threshold is a share of B's free part); static mode
+	// without it keeps each port's own buffer from the topology.
+	Buffer units.Size      `yaml:"buffer" json:"buffer,omitempty"`
+	Line   int             `yaml:"-" json:"-"`
+	set    map[string]bool // the fields the file gives
 }
 
 // The PFC modes.
@@ -73,15 +82,11 @@ func (f *PFC) UnmarshalYAML(n *yaml.Node) error {
 	return decodeNoted(n, (*plain)(f), &f.Line, &f.set)
 }
 
-// validate checks the section, fills its defaults, and refuses to run it:
-// the switch detects crossings and the actuator pauses a port, but the
-// controller that applies a pause a link delay after its trigger is not
-// built, and a run without it would be lossy while claiming lossless.
+// validate checks the section and fills its defaults.
 func (f *PFC) validate(p *problems) {
 	if f == nil {
 		return
 	}
-	before := len(p.list)
 	switch f.Mode {
 	case PFCStatic:
 		if f.set["alpha"] || f.set["hysteresis"] {
@@ -109,6 +114,9 @@ func (f *PFC) validate(p *problems) {
 		if !f.set["hysteresis"] {
 			f.Hysteresis = DefaultPFCHysteresis
 		}
+		if f.Buffer == 0 {
+			p.add(f.Line, "switch pfc: dynamic mode needs buffer, the switch's shared buffer its threshold is a share of (HPCC's: 32MB)")
+		}
 	default:
 		p.add(f.Line, "switch pfc: mode %q: give static or dynamic", f.Mode)
 	}
@@ -118,7 +126,7 @@ func (f *PFC) validate(p *problems) {
 	if !f.Headroom.Auto && f.Headroom.Bytes == 0 {
 		p.add(f.Line, "switch pfc: headroom 0B: give auto or the bytes a port takes above xoff")
 	}
-	if len(p.list) == before {
-		p.add(f.Line, "switch pfc: the PFC controller is not built yet (docs/lossless.md, \"What is missing\"): a lossless run cannot be run; without pfc the run is lossy")
+	if f.Buffer > topology.MaxBuffer {
+		p.add(f.Line, "switch pfc: buffer %v is above the largest port buffer %v", f.Buffer, topology.MaxBuffer)
 	}
 }

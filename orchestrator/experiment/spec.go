@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"time"
+
 	"gopkg.in/yaml.v3"
 
 	"cclab/internal/units"
@@ -129,8 +131,25 @@ type Hosts struct {
 	// flow in one of them (docs/experiments.md); 1 is one FIFO. 0 takes
 	// DefaultNICQueues.
 	NICQueues int `yaml:"nic_queues" json:"nic_queues"`
-	Line      int `yaml:"-" json:"-"`
+	// RTOMin is every host's minimum retransmission timeout (its route's
+	// rto_min); 0 the kernel's 200 ms, or DefaultLosslessRTOMin on a
+	// lossless fabric.
+	RTOMin units.Duration `yaml:"rto_min" json:"rto_min,omitempty"`
+	Line   int            `yaml:"-" json:"-"`
 }
+
+// DefaultLosslessRTOMin is the hosts' rto_min on a lossless fabric
+// (docs/lossless.md, "Hosts"): a pause lasts until Xon, hundreds of
+// microseconds in the papers and hundreds of milliseconds here (times
+// stretch x1000), and a lossless fabric loses nothing, so a timeout there
+// is spurious. Linux's 200 ms is 50 base RTTs of the 4 ms paths; 1 s is
+// 250 and above the longest pause the suite's lossless runs can hold (a
+// port's 640 KB drains in 51 ms at 100 Mbit/s; a chain of them in a few
+// hundred).
+const DefaultLosslessRTOMin = time.Second
+
+// MaxRTOMin bounds hosts.rto_min (the kernel's TCP_RTO_MAX is 120 s).
+const MaxRTOMin = 60 * time.Second
 
 // DefaultNICQueues: a host NIC serves its flows round robin, as the
 // papers' simulated NICs serve their queue pairs, so a flow's packet waits

@@ -110,6 +110,8 @@ type Inputs struct {
 	// the fabric's longest path, which it is judged against.
 	CPUQueue *cpuqueue.Report
 	Path     Path
+	// Lossless is a lossless run's pauses and drops (nil: lossy).
+	Lossless *Lossless
 }
 
 // Path is a path by its switch count and round-trip time.
@@ -172,6 +174,7 @@ func Judge(in Inputs, lim Limits) Verdict {
 	cpu(in, lim, add)
 	rttFloor(in, lim, add)
 	drops(in, add)
+	lossless(in, lim, add)
 	v.Verdict = Faithful
 	if len(v.Reasons) > 0 {
 		v.Verdict = Degraded

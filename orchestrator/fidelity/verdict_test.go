@@ -23,6 +23,12 @@ func inputs() Inputs {
 	}
 }
 
+// quietLossless is a lossless run on 1 ms links whose every invariant held.
+func quietLossless() *Lossless {
+	return &Lossless{Headroom: 28028, Auto: true, LinkDelay: time.Millisecond,
+		Lateness: LatenessStats{N: 40, P50: 30 * time.Microsecond, P99: 200 * time.Microsecond, Max: 400 * time.Microsecond}}
+}
+
 func failed(v Verdict) []string {
 	var out []string
 	for _, c := range v.Checks {
@@ -73,6 +79,33 @@ func TestVerdictBounds(t *testing.T) {
 		}, "CPU saturation of the runner"},
 		{"1 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.01 }, ""},
 		{"3 % stolen", func(in *Inputs) { in.Health.CPU.Stolen = 0.03 }, "CPU stolen"},
+		// A lossless run on 1 ms links: nothing dropped, nothing lost,
+		// within the model's headroom, pauses within the line's bars
+		// (5 % of 1 ms + 10 us = 60 us; 15 % + 100 us = 250 us).
+		{"quiet lossless run", func(in *Inputs) { in.Lossless = quietLossless() }, ""},
+		{"lossless, a port dropped", func(in *Inputs) {
+			in.Lossless = quietLossless()
+			in.Lossless.QdiscDrops = []PortDrops{{Node: "s0", Iface: "h0", Drops: 3}}
+		}, "lossless"},
+		{"lossless, a crossing lost", func(in *Inputs) { in.Lossless = quietLossless(); in.Lossless.LostEvents = 1 }, "pfc events"},
+		{"lossless, above the model's headroom", func(in *Inputs) {
+			in.Lossless = quietLossless()
+			in.Lossless.Overruns = []PortOverrun{{Node: "s1", Iface: "s0", Over: 30000}}
+		}, "pfc headroom"},
+		{"lossless, above the file's headroom", func(in *Inputs) {
+			in.Lossless = quietLossless()
+			in.Lossless.Auto, in.Lossless.Overruns = false, []PortOverrun{{Node: "s1", Iface: "s0", Over: 30000}}
+		}, ""},
+		{"pauses p50 at the bound", func(in *Inputs) { in.Lossless = quietLossless(); in.Lossless.Lateness.P50 = 60 * time.Microsecond }, ""},
+		{"pauses p50 above", func(in *Inputs) {
+			in.Lossless = quietLossless()
+			in.Lossless.Lateness.P50 = 61 * time.Microsecond
+		}, "pfc apply lateness p50"},
+		{"pauses p99 above", func(in *Inputs) {
+			in.Lossless = quietLossless()
+			in.Lossless.Lateness.P99 = 251 * time.Microsecond
+		}, "pfc apply lateness p99"},
+		{"no pause applied", func(in *Inputs) { in.Lossless = quietLossless(); in.Lossless.Lateness = LatenessStats{} }, ""},
 	}
 	for _, c := range cases {
 		in := inputs()

@@ -130,7 +130,7 @@ func configure(n *nsNode, routes []topology.Route, p *topology.Plan, opt Options
 		if !ok {
 			return fmt.Errorf("host %s has no link", n.node.Name)
 		}
-		return addDefault(n, iface, gw, opt.InitRwnd)
+		return addDefault(n, iface, gw, opt)
 	}
 	return addRoutes(n, routes)
 }

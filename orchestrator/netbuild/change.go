@@ -3,7 +3,6 @@ package netbuild
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
 	"path/filepath"
 
 	"github.com/vishvananda/netlink"
@@ -188,9 +187,7 @@ func (c *Changer) SetState(l topology.Link, up bool) error {
 			if !ok {
 				return fmt.Errorf("host %s has no link", n.node.Name)
 			}
-			rt := &netlink.Route{LinkIndex: n.ifindex[iface], Gw: net.IP(gw.AsSlice()), Flags: int(netlink.FLAG_ONLINK),
-				InitRwnd: (c.net.Options.InitRwnd + tcpMSS - 1) / tcpMSS}
-			if err := n.h.RouteReplace(rt); err != nil {
+			if err := n.h.RouteReplace(hostDefault(n.ifindex[iface], gw, c.net.Options)); err != nil {
 				return fmt.Errorf("default route of %s: %w", n.node.Name, err)
 			}
 			continue

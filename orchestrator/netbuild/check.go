@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"cclab/internal/runid"
 	"cclab/topology"
@@ -22,6 +23,9 @@ func check(id runid.ID, p *topology.Plan, opt Options) error {
 	}
 	if opt.GSOMaxSize != 0 && (opt.GSOMaxSize < topology.MTU || opt.GSOMaxSize > 65536) {
 		return fmt.Errorf("options: GSOMaxSize %d: want 0 (kernel default) or %d..65536", opt.GSOMaxSize, topology.MTU)
+	}
+	if opt.RTOMin < 0 || (opt.RTOMin > 0 && opt.RTOMin < time.Millisecond) {
+		return fmt.Errorf("options: RTOMin %v: want 0 (the kernel's) or at least 1ms (the route metric is in ms)", opt.RTOMin)
 	}
 	if opt.Lossless && opt.NICQueues > 1 {
 		return fmt.Errorf("options: a lossless network has one FIFO per port; NICQueues %d needs HTB", opt.NICQueues)

@@ -40,6 +40,10 @@ type Options struct {
 	// at line rate, as an Ethernet reaction point does, needs its
 	// receiver's window from the start.
 	InitRwnd int `json:"init_rwnd,omitempty"`
+	// RTOMin, when not 0, is every host's minimum retransmission timeout
+	// (its default route's rto_min metric), in place of the kernel's
+	// 200 ms: lossless fabrics raise it (experiment.DefaultLosslessRTOMin).
+	RTOMin time.Duration `json:"rto_min_ns,omitempty"`
 	// Sysctls are extra host sysctls, e.g. {"net.ipv4.tcp_min_rtt_wlen": "1"}.
 	Sysctls map[string]string
 	// Workers is how many namespaces are configured at once; 0 picks a

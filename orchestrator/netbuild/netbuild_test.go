@@ -622,41 +622,9 @@ func TestShippedTopologiesReachable(t *testing.T) {
 // network built with it and one without.
 func TestInitRwnd(t *testing.T) {
 	p := load(t, "line-3.yaml")
-	h0, _ := p.Node("h0")
 	window := func(opt Options) uint32 {
-		n := up(t, p, opt)
-		var ln net.Listener
-		if err := nsexec.Do(n.Netns("h0"), func() (err error) {
-			ln, err = net.Listen("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"))
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		var c net.Conn
-		if err := nsexec.Do(n.Netns("h1"), func() (err error) {
-			c, err = net.DialTimeout("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"), 5*time.Second)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		s, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		raw, err := s.(*net.TCPConn).SyscallConn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var info *unix.TCPInfo
-		var gerr error
-		raw.Control(func(fd uintptr) { info, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
-		if gerr != nil {
-			t.Fatal(gerr)
-		}
-		return info.Rcv_wnd
+		_, server := handshakeInfo(t, p, opt)
+		return server.Rcv_wnd
 	}
 	def := window(DefaultOptions())
 	opt := DefaultOptions()
@@ -668,5 +636,67 @@ func TestInitRwnd(t *testing.T) {
 	}
 	if big < 900_000 || big > 1<<21 {
 		t.Errorf("with InitRwnd 1 MiB the receiver offered %d B", big)
+	}
+}
+
+// handshakeInfo builds p with opt, connects h1 to h0 and returns both
+// ends' TCP_INFO right after the handshake (the client's, the server's).
+func handshakeInfo(t *testing.T, p *topology.Plan, opt Options) (client, server *unix.TCPInfo) {
+	t.Helper()
+	h0, _ := p.Node("h0")
+	n := up(t, p, opt)
+	var ln net.Listener
+	if err := nsexec.Do(n.Netns("h0"), func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var c net.Conn
+	if err := nsexec.Do(n.Netns("h1"), func() (err error) {
+		c, err = net.DialTimeout("tcp4", net.JoinHostPort(h0.Addr.String(), "5009"), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info := func(conn net.Conn) *unix.TCPInfo {
+		raw, err := conn.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var i *unix.TCPInfo
+		var gerr error
+		raw.Control(func(fd uintptr) { i, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		return i
+	}
+	return info(c), info(s)
+}
+
+// RTOMin: a host's retransmission timeout has the route's floor. The
+// client has one RTT sample (the handshake's, a few ms), so its RTO is
+// the floor: the kernel's 200 ms without the option, 1.5 s with it (above
+// the 1 s initial RTO, so it is the floor that shows).
+func TestRTOMin(t *testing.T) {
+	p := load(t, "line-3.yaml")
+	def, _ := handshakeInfo(t, p, DefaultOptions())
+	opt := DefaultOptions()
+	opt.RTOMin = 1500 * time.Millisecond
+	raised, _ := handshakeInfo(t, p, opt)
+	t.Logf("client RTO after the handshake: %d us by default, %d us with RTOMin 1.5 s", def.Rto, raised.Rto)
+	if def.Rto < 200_000 || def.Rto >= 400_000 {
+		t.Errorf("default RTO %d us, want the kernel's 200 ms floor plus a few RTTs", def.Rto)
+	}
+	if raised.Rto < 1_500_000 || raised.Rto >= 1_700_000 {
+		t.Errorf("RTO %d us with RTOMin 1.5 s", raised.Rto)
 	}
 }

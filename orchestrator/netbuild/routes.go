@@ -61,15 +61,23 @@ func putRoutes(n *nsNode, routes []topology.Route, put func(*netlink.Route) erro
 // addDefault gives a host its only route: default via the switch end of
 // its link, onlink (the host holds just a /32, no subnet to the gateway),
 // with the receive window Options.InitRwnd asks for (bytes; 0 the kernel's).
-func addDefault(n *nsNode, iface string, gw netip.Addr, initRwnd int) error {
-	rt := &netlink.Route{
-		LinkIndex: n.ifindex[iface],
-		Gw:        net.IP(gw.AsSlice()),
-		Flags:     int(netlink.FLAG_ONLINK),
-		InitRwnd:  (initRwnd + tcpMSS - 1) / tcpMSS,
-	}
-	if err := n.h.RouteAdd(rt); err != nil {
+func addDefault(n *nsNode, iface string, gw netip.Addr, opt Options) error {
+	if err := n.h.RouteAdd(hostDefault(n.ifindex[iface], gw, opt)); err != nil {
 		return fmt.Errorf("default route on %s: %w", n.node.Name, err)
 	}
 	return nil
+}
+
+// hostDefault is a host's default route through gw: its metrics carry the
+// options' initial receive window (in segments) and rto_min (ms, locked:
+// tcp_rto_min reads the metric only when it is locked).
+func hostDefault(ifindex int, gw netip.Addr, opt Options) *netlink.Route {
+	return &netlink.Route{
+		LinkIndex:  ifindex,
+		Gw:         net.IP(gw.AsSlice()),
+		Flags:      int(netlink.FLAG_ONLINK),
+		InitRwnd:   (opt.InitRwnd + tcpMSS - 1) / tcpMSS,
+		RtoMin:     int(opt.RTOMin.Milliseconds()),
+		RtoMinLock: opt.RTOMin > 0,
+	}
 }

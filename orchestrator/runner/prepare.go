@@ -165,6 +165,9 @@ func (p *Prepared) generate(avail map[string]bool) error {
 	if err := checkLinkEvents(exp, plan); err != nil {
 		return err
 	}
+	if err := checkLossless(exp, plan); err != nil {
+		return err
+	}
 	if exp.Switch != nil {
 		if err := checkMarkings(exp, plan, ccs); err != nil {
 			return err

@@ -261,6 +261,7 @@ func HostOptions(h experiment.Hosts) netbuild.Options {
 	o.GRO = experiment.On(h.GRO, true)
 	o.GSOMaxSize = int(h.GSOMaxSize)
 	o.InitRwnd = int(h.InitRwnd)
+	o.RTOMin = h.RTOMin.D()
 	o.NICQueues = h.NICQueues
 	return o
 }

@@ -58,6 +58,11 @@ func (r attachStage) extensions() []Extension {
 	if p.Exp.Switch != nil {
 		tel = &telemetry{cfg: *p.Exp.Switch, stampINT: r.stamped, echoPinDir: r.opt.Laws.PinDir, switches: r.switches}
 		exts = append(exts, tel)
+		if p.Exp.Switch.PFC != nil {
+			// After the switch, so that it stops first: no pause is
+			// applied to a port whose switch is gone.
+			exts = append(exts, &losslessRun{cfg: pfcSettings(p.Exp.Switch.PFC, p.Plan), tel: tel, out: &r.lossless})
+		}
 	}
 	if p.Exp.Watch > 0 {
 		exts = append(exts, &watchRecorder{every: p.Exp.Watch.D(), tel: tel})

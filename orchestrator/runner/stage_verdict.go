@@ -22,7 +22,7 @@ func (r verdictStage) Start(ctx context.Context) error {
 	rj.Fidelity = fidelity.Judge(fidelity.Inputs{
 		Health: rj.Health, Engine: string(r.net.DelayEngine), Line: r.lineStats, MinDelay: time.Duration(rj.Delay.MinNs),
 		Calibration: rj.Calibration, Base: r.laws.base,
-		CPUQueue: rj.CPUQueue, Path: longestPath(p.Plan, rj.Calibration),
+		CPUQueue: rj.CPUQueue, Path: longestPath(p.Plan, rj.Calibration), Lossless: r.lossless,
 	}, fidelity.DefaultLimits())
 	rj.markInterrupted(ctx)
 	fmt.Fprintf(r.opt.Log, "[%s] fidelity: %s\n", r.v.CC, rj.Fidelity)

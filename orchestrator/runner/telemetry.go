@@ -128,7 +128,8 @@ func (t *telemetry) Start(ctx context.Context, env *Env) (err error) {
 	// variant builds its own network).
 	t.profile, t.from = t.cfg.Profile(env.CC)
 	t.ports = intswitch.PortsFromPlan(env.Plan, switchMarking(t.profile))
-	if t.sw, err = intswitch.Attach(ctx, intswitch.Config{Netns: env.Network.Netns, Ports: t.ports, Cache: t.switches}); err != nil {
+	cfg := intswitch.Config{Netns: env.Network.Netns, Ports: t.ports, Cache: t.switches, PFC: pfcSettings(t.cfg.PFC, env.Plan)}
+	if t.sw, err = intswitch.Attach(ctx, cfg); err != nil {
 		return fmt.Errorf("attach switch: %w", err)
 	}
 	t.portSmp = watch.NewPortSampler(t.sw)

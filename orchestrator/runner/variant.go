@@ -14,6 +14,7 @@ import (
 	"cclab/orchestrator/cpuqueue"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/delay/line"
+	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/flows"
 	"cclab/orchestrator/health"
 	"cclab/orchestrator/netbuild"
@@ -55,6 +56,8 @@ type variantRun struct {
 	// workload
 	results []flows.Result
 	runErr  error // the workload's error: the run still records what it did
+	// collect
+	lossless *fidelity.Lossless // a lossless run's pauses and drops (nil: lossy)
 	// verdict
 	sum        Summary
 	summarised bool // verdict wrote flows.csv and filled run.json
@@ -104,6 +107,7 @@ func newVariantRun(p *Prepared, v Variant, dir string, opt Options, laws *lawSta
 		Topology: p.Plan, Hosts: HostOptions(p.Exp.Hosts), Kernel: ThisKernel(), Node: ThisNode(100 * time.Millisecond), Versions: opt.Versions,
 		Workload: v.Flows, CC: map[string]rundir.CC{}, Extensions: map[string]any{}}
 	rj.Skipped = p.Skipped
+	losslessHosts(&rj.Hosts, p.Exp)
 	var err error
 	if rj.Hosts.DelayEngine, err = delay.ParseEngine(p.Exp.Emulation.DelayEngine); err != nil {
 		return nil, err

@@ -1,0 +1,171 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cclab/analysis/pcapflows"
+	"cclab/orchestrator/fidelity"
+	"cclab/rundir"
+	"cclab/tcopt/intswitch"
+)
+
+// losslessRunJSON is what the lossless tests read of a variant's run.json.
+type losslessRunJSON struct {
+	Fidelity   fidelity.Verdict `json:"fidelity"`
+	Extensions struct {
+		PFC    *PFCJSON `json:"pfc"`
+		Switch struct {
+			Ports []intswitch.PortStats `json:"ports"`
+		} `json:"switch"`
+	} `json:"extensions"`
+}
+
+func readLosslessRun(t *testing.T, dir string) losslessRunJSON {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj losslessRunJSON
+	if err := json.Unmarshal(b, &rj); err != nil {
+		t.Fatal(err)
+	}
+	return rj
+}
+
+// retransmits counts the data segments the run's captures saw sent again.
+func retransmits(t *testing.T, dir string) uint64 {
+	t.Helper()
+	files, err := rundir.Captures(dir)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("captures of %s: %v %v", dir, files, err)
+	}
+	var n uint64
+	for _, f := range files {
+		c, err := pcapflows.ReadFile(context.Background(), f, pcapflows.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fl := range c.Flows {
+			n += fl.Retransmits
+		}
+	}
+	return n
+}
+
+// check finds a verdict's check by name.
+func check(v fidelity.Verdict, name string) (fidelity.Check, bool) {
+	for _, c := range v.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return fidelity.Check{}, false
+}
+
+// TestLosslessIncast: experiments/lossless-incast.yaml, a 7:1 incast of
+// 256 KB per sender on a link-placed leaf-spine (1 ms links, 100 Mbit/s,
+// static Xoff 30 KB, the model's headroom), with cubic and DCTCP. Lossless:
+// no port's qdisc dropped and no segment was sent twice; the receiver's
+// leaf paused its upstreams, the spine (paused, filling) paused leaf l1,
+// and pauses reached hosts' NICs (spread of at least two hops); the
+// verdict's lossless checks ran and `lossless` held. The same incast
+// without pfc (cubic) drops at the receiver's port: the control that the
+// incast is one that loses packets.
+func TestLosslessIncast(t *testing.T) {
+	src, err := os.ReadFile("../../experiments/lossless-incast.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(string(src), "topology: ../topologies/lossless-leafspine.yaml\n", "", 1)
+	body = strings.Replace(body, "name: lossless-incast\n", "", 1)
+	if body == string(src) {
+		t.Fatal("the experiment file no longer names its topology as the test expects")
+	}
+	res, _ := runExperiment(t, writeExperiment(t, "lossless-leafspine.yaml", body))
+	for _, s := range res.Runs {
+		rj := readLosslessRun(t, s.Dir)
+		p := rj.Extensions.PFC
+		if p == nil {
+			t.Fatalf("%s: run.json has no extensions.pfc", s.CC)
+		}
+		t.Logf("%s: %d pauses, paused %d ns in all, longest %d ns, spread %d hops; apply lateness n %d p50 %d ns p99 %d ns max %d ns; qdisc drops %v; verdict %s",
+			s.CC, p.Pauses, p.PausedNs, p.LongestPauseNs, p.MaxSpreadHops, p.Lateness.N, p.Lateness.P50Ns, p.Lateness.P99Ns, p.Lateness.MaxNs, p.QdiscDrops, rj.Fidelity.String())
+		for _, port := range p.Ports {
+			t.Logf("  paused %s/%s (by %s/%s): %d pauses, %d ns, longest %d ns, hops %d", port.Node, port.Iface, port.PeerNode, port.PeerIface, port.Pauses, port.PausedNs, port.LongestPauseNs, port.MaxSpreadHops)
+		}
+		if s.OK != s.Flows || s.Flows != 7 {
+			t.Errorf("%s: %d of %d flows ok, want 7 of 7", s.CC, s.OK, s.Flows)
+		}
+		if len(p.QdiscDrops) != 0 {
+			t.Errorf("%s: lossless run dropped at %v", s.CC, p.QdiscDrops)
+		}
+		if n := retransmits(t, s.Dir); n != 0 {
+			t.Errorf("%s: %d segments retransmitted in a lossless run", s.CC, n)
+		}
+		paused := map[string]bool{}
+		for _, port := range p.Ports {
+			paused[port.Node+"/"+port.Iface] = port.Pauses > 0
+		}
+		if p.Pauses == 0 || !paused["s0/l0"] {
+			t.Errorf("%s: %d pauses, the spine's port to l0 paused: %v", s.CC, p.Pauses, paused["s0/l0"])
+		}
+		if p.MaxSpreadHops < 2 || !paused["l1/s0"] {
+			t.Errorf("%s: spread %d hops, l1's port to the spine paused: %v; want the pause propagated upstream", s.CC, p.MaxSpreadHops, paused["l1/s0"])
+		}
+		if c, ok := check(rj.Fidelity, "lossless"); !ok || !c.OK {
+			t.Errorf("%s: the lossless check: %+v (present %v)", s.CC, c, ok)
+		}
+		for _, name := range []string{"pfc events", "pfc headroom", "pfc apply lateness p50", "pfc apply lateness p99"} {
+			if _, ok := check(rj.Fidelity, name); !ok {
+				t.Errorf("%s: the verdict has no %q check", s.CC, name)
+			}
+		}
+	}
+
+	// The control: the same incast, lossy.
+	lossy := strings.Replace(body, "  pfc: {mode: static, xoff: 30KB, headroom: auto}\n", "", 1)
+	lossy = strings.Replace(lossy, "compare: [cubic, dctcp]\n", "compare: [cubic]\n", 1)
+	if lossy == body {
+		t.Fatal("the experiment file's pfc line is not the one the test removes")
+	}
+	res, _ = runExperiment(t, writeExperiment(t, "lossless-leafspine.yaml", lossy))
+	if len(res.Runs) != 1 {
+		t.Fatalf("lossy control: %d runs", len(res.Runs))
+	}
+	rj := readLosslessRun(t, res.Runs[0].Dir)
+	if rj.Extensions.PFC != nil {
+		t.Error("a lossy run recorded extensions.pfc")
+	}
+	var dropped uint64
+	for _, ps := range rj.Extensions.Switch.Ports {
+		dropped += ps.DroppedPkts
+	}
+	t.Logf("lossy control: %d packets dropped at switch ports, %d segments retransmitted", dropped, retransmits(t, res.Runs[0].Dir))
+	if dropped == 0 {
+		t.Error("the lossy control dropped nothing: the incast does not test losslessness")
+	}
+}
+
+// A lossless experiment is refused before anything is built on a
+// path-placed topology, and with a link event that changes a rate, each
+// with the pfc section's or the event's line.
+func TestPrepareRefusesLossless(t *testing.T) {
+	const wl = "workload:\n  - name: l\n    long: {src: h1, dst: h0, stop: 1s}\n"
+	for _, c := range []struct{ topo, body, want string }{
+		{"repro-star-2-1ms.yaml", "switch:\n  pfc: {mode: static, xoff: 30KB}\n" + wl,
+			"exp.yaml:4: switch pfc: topology repro-star-2-1ms holds each path's whole delay at its last switch port (placement \"path\"); a lossless fabric needs each link to hold its own"},
+		{"lossless-leafspine.yaml", "switch:\n  pfc: {mode: static, xoff: 30KB}\nevents:\n  - {at: 1s, link: l0:s0, rate: 50Mbit}\n" + wl,
+			"exp.yaml:6: switch pfc: link event at 1s changes a rate or buffer"},
+	} {
+		_, err := Prepare(writeExperiment(t, c.topo, c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Prepare: %v, want %q", c.topo, err, c.want)
+		}
+	}
+}
