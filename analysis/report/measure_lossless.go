@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"cclab/analysis/metrics"
@@ -10,8 +11,10 @@ import (
 // The lossless measure: what the lossless experiments' claims read
 // (docs/lossless.md, "Experiments"). The pause record comes from run.json's
 // extensions.pfc (the controller's counts); the victim flows are the
-// measure's group (default "victims"), the congestion that makes them
-// victims the workload entry "bursts".
+// measure's group (default "victims") and every workload entry named
+// after it with a suffix ("victims_short", "victims_b0": one entry per
+// sender or size), the congestion that makes them victims the workload
+// entry "bursts".
 
 // burstGroup is the workload entry whose flows make the congestion the
 // victims suffer from (the TCD fragment's A0..A14 bursts).
@@ -28,6 +31,7 @@ var losslessMetrics = []Metric{
 	{"pfc_paused_ms", "time ports spent paused, summed over ports", "ms"},
 	{"pfc_spread_hops", "farthest a pause spread from the congested port", "hops"},
 	{"pfc_hosts_paused", "host NICs paused at least once", ""},
+	{"pfc_switch_ports_paused", "switch ports paused at least once", ""},
 	{"pfc_lost_events", "pause crossings the controller missed (its counts are short by them)", ""},
 	{"victim_short_fct", "victim flows < 10 KB: mean FCT (packet FCT)", "ms"},
 	{"victim_short_n", "victim flows < 10 KB", ""},
@@ -50,13 +54,14 @@ func measureLossless(v MeasureView, group string) Metrics {
 	}
 	m := Metrics{"base_rtt": float64(v.BaseRTT())}
 	pfcMetrics(v, m)
-	m["victim_short_fct"], m["victim_short_n"] = v.meanFCT(group, 0, 10_000)
-	m["victim_long_fct"], m["victim_long_n"] = v.meanFCT(group, 1_000_000, 0)
+	victims := v.familyFlows(group)
+	m["victim_short_fct"], m["victim_short_n"] = meanFCT(victims, 0, 10_000)
+	m["victim_long_fct"], m["victim_long_n"] = meanFCT(victims, 1_000_000, 0)
 	m["victim_rate_during"], m["after_jain"] = nan, nan
 	start, ok1 := v.GroupStart(burstGroup)
 	end, ok2 := v.GroupEnd(burstGroup)
 	if ok1 && ok2 && v.rateBps > 0 {
-		m["victim_rate_during"] = v.groupRate(group, start, end) / v.rateBps
+		m["victim_rate_during"] = v.flowsRate(victims, start, end) / v.rateBps
 		rtt := v.BaseRTT()
 		from := end + afterSettle*rtt
 		m["after_jain"] = v.jainOfSenders(from, from+afterSpan*rtt)
@@ -71,7 +76,7 @@ func measureLossless(v MeasureView, group string) Metrics {
 func pfcMetrics(v MeasureView, m Metrics) {
 	p := v.a.PFC
 	if p == nil {
-		for _, k := range []string{"pfc_pauses", "pfc_paused_ms", "pfc_spread_hops", "pfc_hosts_paused", "pfc_lost_events"} {
+		for _, k := range []string{"pfc_pauses", "pfc_paused_ms", "pfc_spread_hops", "pfc_hosts_paused", "pfc_switch_ports_paused", "pfc_lost_events"} {
 			m[k] = nan
 		}
 		return
@@ -79,24 +84,40 @@ func pfcMetrics(v MeasureView, m Metrics) {
 	m["pfc_pauses"] = float64(p.Pauses)
 	m["pfc_paused_ms"] = float64(p.PausedNs) / 1e6
 	m["pfc_spread_hops"] = float64(p.MaxSpreadHops)
-	hosts := 0
+	hosts, switches := 0, 0
 	for _, port := range p.Ports {
-		if port.Host && port.Pauses > 0 {
+		switch {
+		case port.Pauses == 0:
+		case port.Host:
 			hosts++
+		default:
+			switches++
 		}
 	}
-	m["pfc_hosts_paused"] = float64(hosts)
+	m["pfc_hosts_paused"], m["pfc_switch_ports_paused"] = float64(hosts), float64(switches)
 	m["pfc_lost_events"] = float64(p.LostEvents)
 }
 
+// familyFlows are the flows of the workload entry named group and of
+// every entry named group_<suffix>.
+func (v MeasureView) familyFlows(group string) []Flow {
+	var out []Flow
+	for _, f := range v.a.Flows {
+		if f.Group == group || strings.HasPrefix(f.Group, group+"_") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // meanFCT is the mean FCT (ns; the packet FCT where the capture has it)
-// of a group's flows of size in [lo, hi) (hi 0: no bound), and how many
-// there are. A flow that did not complete makes it +Inf: its time is
-// censored, and a mean is not taken over a censored time.
-func (v MeasureView) meanFCT(group string, lo, hi uint64) (float64, float64) {
+// of the flows of size in [lo, hi) (hi 0: no bound), and how many there
+// are. A flow that did not complete makes it +Inf: its time is censored,
+// and a mean is not taken over a censored time.
+func meanFCT(flows []Flow, lo, hi uint64) (float64, float64) {
 	var sum float64
 	n := 0
-	for _, f := range v.GroupFlows(group) {
+	for _, f := range flows {
 		if f.Size < lo || (hi != 0 && f.Size >= hi) {
 			continue
 		}
@@ -116,11 +137,11 @@ func (v MeasureView) meanFCT(group string, lo, hi uint64) (float64, float64) {
 	return sum / float64(n), float64(n)
 }
 
-// groupRate is a group's summed throughput (bit/s) in [from, to): each
+// flowsRate is the flows' summed throughput (bit/s) in [from, to): each
 // flow's mean over the windows in it, added.
-func (v MeasureView) groupRate(group string, from, to time.Duration) float64 {
+func (v MeasureView) flowsRate(flows []Flow, from, to time.Duration) float64 {
 	ids := map[string]bool{}
-	for _, f := range v.GroupFlows(group) {
+	for _, f := range flows {
 		ids[f.ID] = true
 	}
 	if len(ids) == 0 || to <= from {

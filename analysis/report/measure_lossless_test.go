@@ -41,8 +41,9 @@ func withPFC(t *testing.T, dir string, pfc rundir.PFC) {
 }
 
 // The lossless measure on a run whose flows are known exactly: a burst
-// (b1) from h1, victims from h0 (v1 4 KB, v2 1.2 MB paced at 1460 B per
-// 24 us), and after the burst v2 beside w, paced at half v2's rate
+// (b1) from h1, victims from h0 (v1 4 KB in the entry victims_short, v2
+// 1.2 MB in victims, paced at 1460 B per 24 us), and after the burst v2
+// beside w (the entry victimsx, not a victim), paced at half v2's rate
 // (1460 B per 48 us); run.json carries a pause record.
 func TestLosslessMeasure(t *testing.T) {
 	dir, _ := makeRun(t, []runFlow{
@@ -51,15 +52,15 @@ func TestLosslessMeasure(t *testing.T) {
 		{id: "v2", src: h0, dst: h2, srcName: "h0", sport: 40002, size: 1_200_000, gap: 24 * time.Microsecond},
 		{id: "w", src: h1, dst: h2, srcName: "h1", sport: 40003, size: 600_000, gap: 48 * time.Microsecond},
 	})
-	regroup(t, dir, map[string]string{"b1": "bursts", "v1": "victims", "v2": "victims", "w": "long"})
+	regroup(t, dir, map[string]string{"b1": "bursts", "v1": "victims_short", "v2": "victims", "w": "victimsx"})
 	withPFC(t, dir, rundir.PFC{Mode: "static", XoffBytes: 150_000, Pauses: 12, PausedNs: 34_500_000, MaxSpreadHops: 2, LostEvents: 1,
-		Ports: []rundir.PFCPort{{Node: "h0", Host: true, Pauses: 3}, {Node: "h1", Host: true}, {Node: "s0", Pauses: 9}}})
+		Ports: []rundir.PFCPort{{Node: "h0", Host: true, Pauses: 3}, {Node: "h1", Host: true}, {Node: "s0", Pauses: 9}, {Node: "s0", Iface: "p-h1"}}})
 	a, err := AnalyzeRun(context.Background(), dir, Config{Window: 100 * time.Microsecond, Measure: "lossless", Group: "victims"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, s := a.Measures[0].Metrics, a.Measures[0].Samples
-	for k, want := range map[string]float64{"pfc_pauses": 12, "pfc_paused_ms": 34.5, "pfc_spread_hops": 2, "pfc_hosts_paused": 1, "pfc_lost_events": 1,
+	for k, want := range map[string]float64{"pfc_pauses": 12, "pfc_paused_ms": 34.5, "pfc_spread_hops": 2, "pfc_hosts_paused": 1, "pfc_switch_ports_paused": 1, "pfc_lost_events": 1,
 		"victim_short_n": 1, "victim_long_n": 1} {
 		if m[k] != want {
 			t.Errorf("%s = %v, want %v", k, m[k], want)
@@ -104,7 +105,7 @@ func TestLosslessMeasureLossyAndCensored(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := a.Measures[0].Metrics
-	for _, k := range []string{"pfc_pauses", "pfc_spread_hops", "pfc_hosts_paused", "victim_rate_during", "after_jain", "victim_long_fct"} {
+	for _, k := range []string{"pfc_pauses", "pfc_spread_hops", "pfc_hosts_paused", "pfc_switch_ports_paused", "victim_rate_during", "after_jain", "victim_long_fct"} {
 		if !math.IsNaN(m[k]) {
 			t.Errorf("%s = %v in a lossy run without bursts or long victims, want NaN", k, m[k])
 		}
