@@ -38,13 +38,24 @@ reproduce:
       value: {cc: dcqcn, metric: pfc_pauses, bound: at_least, limit: 1}
 `
 
+// pfcRefused reports whether experiment.Parse still refuses pfc (and
+// only that) in a file that is otherwise sound.
+func pfcRefused(t *testing.T) bool {
+	t.Helper()
+	probe := filepath.Join(root, Dir, "probe.yaml")
+	_, err := experiment.Parse(probe, []byte(losslessFile[:strings.Index(losslessFile, "reproduce:")]))
+	if err != nil && !waitsForPFC(err) {
+		t.Fatalf("the probe file: %v", err)
+	}
+	return err != nil
+}
+
 // While the PFC controller is not built, a lossless file of the suite is
 // checked but for its pfc section, its claims' errors at their lines,
 // and left out of the suite; a good one loads as nothing.
 func TestLosslessFilesWaitForPFC(t *testing.T) {
-	probe := filepath.Join(root, Dir, "probe.yaml")
-	if _, err := experiment.Parse(probe, []byte(losslessFile[:strings.Index(losslessFile, "reproduce:")])); err == nil || !waitsForPFC(err) {
-		t.Skipf("experiment.Parse no longer refuses pfc (%v): the controller is built, and pfc_pending.go can go", err)
+	if !pfcRefused(t) {
+		t.Skip("experiment.Parse no longer refuses pfc: the controller is built, and pfc_pending.go can go")
 	}
 	good := losslessFile
 	if _, err := loadSuiteFile(t, good); err != nil {
@@ -91,5 +102,16 @@ func TestSuiteLosslessFiles(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("%d lossless files in the suite, want the four of issue 32 (tcd-victim, tcd-fairness, tcd-hadoop, hpcc-pfc-incast)", n)
+	}
+	// --list names them while they wait; none once the controller is built.
+	waiting, err := WaitingForPFC(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pfcRefused(t) {
+		n = 0
+	}
+	if len(waiting) != n {
+		t.Errorf("waiting for PFC: %v, want %d files", waiting, n)
 	}
 }
