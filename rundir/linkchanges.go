@@ -18,4 +18,6 @@ type Extensions struct {
 	LinkEvents *struct {
 		Changes []LinkChange `json:"changes"`
 	} `json:"link_events,omitempty"`
+	// PFC is the pause controller's record of a lossless run (pfc.go).
+	PFC *PFC `json:"pfc,omitempty"`
 }

@@ -224,6 +224,26 @@ links:
 	if path, _ := p.Path("h0", "h5"); len(path) != 3 || path[1].Tier != "bottleneck" || path[1].Rate != 100e6 {
 		t.Fatalf("dumbbell path %+v", path)
 	}
+	// Uneven: 5 hosts on the left switch, 17 on the right (the TCD
+	// fragment's victim-flow shape); hosts numbered left first.
+	p = mustParse(t, "name: d\nkind: dumbbell\ndumbbell: {left: 5, right: 17}\nlinks:\n  default: {rate: 100Mbit, buffer: 64KB}\n")
+	if hosts, sw, _ := countRoles(p); hosts != 22 || sw != 2 || len(p.Links) != 23 {
+		t.Fatalf("uneven dumbbell: %d hosts %d switches %d links", hosts, sw, len(p.Links))
+	}
+	for _, c := range []struct {
+		host, sw string
+	}{{"h0", "s0"}, {"h4", "s0"}, {"h5", "s1"}, {"h21", "s1"}} {
+		found := false
+		for _, l := range p.Links {
+			found = found || (l.A.Node == c.host && l.B.Node == c.sw) || (l.B.Node == c.host && l.A.Node == c.sw)
+		}
+		if !found {
+			t.Errorf("uneven dumbbell: %s is not on %s", c.host, c.sw)
+		}
+	}
+	if path, _ := p.Path("h0", "h21"); len(path) != 3 || path[1].Tier != "bottleneck" {
+		t.Fatalf("uneven dumbbell path %+v", path)
+	}
 	p = mustParse(t, "name: s\nkind: star\nstar: {senders: 16}\nlinks:\n  default: {rate: 100Mbit, buffer: 64KB, host_buffer: 2MB}\n")
 	if hosts, sw, _ := countRoles(p); hosts != 17 || sw != 1 || len(p.Links) != 17 {
 		t.Fatalf("star: %d hosts %d switches", hosts, sw)
@@ -276,6 +296,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown kind", "name: x\nkind: torus\n" + ok, "t.yaml:2:1: kind \"torus\""},
 		{"wrong section", "name: x\nkind: line\nline: {switches: 1}\nstar: {senders: 3}\n" + ok, "t.yaml:4:1: section \"star\" does not belong"},
 		{"missing tier", "name: x\nkind: dumbbell\ndumbbell: {hosts_per_side: 1}\nlinks:\n  host: {rate: 1Gbit, buffer: 64KB}\n", "t.yaml:4:1: links.bottleneck missing"},
+		{"dumbbell both forms", "name: x\nkind: dumbbell\ndumbbell: {hosts_per_side: 2, left: 1, right: 3}\n" + ok, "dumbbell: give hosts_per_side or left and right, not both"},
+		{"dumbbell no right", "name: x\nkind: dumbbell\ndumbbell: {left: 3}\n" + ok, "dumbbell.right = 0: want 1..32766"},
 		{"unknown tier", "name: x\nkind: line\nline: {switches: 1}\nlinks:\n  default: {rate: 1Gbit, buffer: 64KB}\n  core: {rate: 1Gbit, buffer: 64KB}\n", "t.yaml:6:3: links.core: kind line has tiers"},
 		{"zero switches", "name: x\nkind: line\nline:\n  switches: 0\n" + ok, "t.yaml:4:3: line.switches = 0: want 1..1000"},
 		{"k and shape", "name: x\nkind: fattree\nfattree:\n  k: 4\n  pods: 2\n" + ok, "t.yaml:4:3: fattree: give k or the explicit shape"},

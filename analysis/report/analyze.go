@@ -99,6 +99,7 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 		if variant == "" {
 			variant = filepath.Base(dir)
 		}
+		a.PFC = ri.Extensions.PFC
 		if a.Measures, err = measureRun(a, variant, ri.Experiment.Source, in.plan, cfg); err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}

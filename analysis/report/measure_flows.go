@@ -42,10 +42,7 @@ var fctFlowMetrics = []Metric{
 func fctFlows(v MeasureView) Samples {
 	out := Samples{}
 	for _, f := range v.a.Flows {
-		s := math.Inf(1)
-		if f.Complete {
-			s = netSlowdown(f)
-		}
+		s := censoredSlowdown(f)
 		if math.IsNaN(s) {
 			continue
 		}
@@ -54,6 +51,15 @@ func fctFlows(v MeasureView) Samples {
 		}
 	}
 	return out
+}
+
+// censoredSlowdown is a flow's network slowdown, +Inf when it did not
+// complete (it took longer than the run), NaN when it cannot be known.
+func censoredSlowdown(f Flow) float64 {
+	if !f.Complete {
+		return math.Inf(1)
+	}
+	return netSlowdown(f)
 }
 
 var miceFlowMetrics = []Metric{

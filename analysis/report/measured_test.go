@@ -14,6 +14,12 @@ import (
 // runner records it.
 func setSource(t *testing.T, dir, source string) {
 	t.Helper()
+	setRunJSON(t, dir, "experiment", map[string]any{"name": "x", "source": source})
+}
+
+// setRunJSON sets one top-level key of a run's run.json.
+func setRunJSON(t *testing.T, dir, key string, value any) {
+	t.Helper()
 	p := filepath.Join(dir, "run.json")
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -23,7 +29,7 @@ func setSource(t *testing.T, dir, source string) {
 	if err := json.Unmarshal(b, &rj); err != nil {
 		t.Fatal(err)
 	}
-	rj["experiment"] = map[string]any{"name": "x", "source": source}
+	rj[key] = value
 	if b, err = json.Marshal(rj); err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,8 @@ var measures = map[string]Measure{
 		FlowMetrics: fctFlowMetrics, flows: func(v MeasureView, _ string) Samples { return fctFlows(v) }},
 	"vai_incast": {Metrics: vaiIncastMetrics, fn: measureVAIIncast},
 	"circuit":    {Metrics: circuitMetrics, fn: measureCircuit},
+	"lossless": {Metrics: losslessMetrics, fn: measureLossless,
+		FlowMetrics: losslessFlowMetrics, flows: losslessFlows},
 }
 
 // MeasureNames lists the measures, for error messages.

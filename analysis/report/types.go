@@ -228,7 +228,10 @@ type Analysis struct {
 	// Interrupted lists the variants a signal ended early (analysed with
 	// Config.Partial): their numbers are not results.
 	Interrupted []Interruption `json:"interrupted,omitempty"`
-	Warnings    []string       `json:"warnings"`
+	// PFC is a lossless run's pause record (run.json extensions.pfc);
+	// nil for a lossy run or captures.
+	PFC      *rundir.PFC `json:"pfc,omitempty"`
+	Warnings []string    `json:"warnings"`
 }
 
 // Interruption is one variant's run.json "interrupted".
