@@ -170,13 +170,6 @@ func Load(root string) ([]*Experiment, error) {
 			return nil, err
 		}
 		x, err := experiment.Parse(p, src)
-		if err != nil && waitsForPFC(err) {
-			// A lossless file: checked, left out until it can run (pfc_pending.go).
-			if err := checkWithoutPFC(p, src); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -148,17 +148,7 @@ func printList(w io.Writer, root string) error {
 	for _, e := range exps {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", e.Name, e.Paper, strings.Join(e.Compare, " "), len(e.Seeds), len(e.Claims))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	waiting, err := reproduce.WaitingForPFC(root)
-	if err != nil {
-		return err
-	}
-	if len(waiting) > 0 {
-		fmt.Fprintf(w, "checked, not run until the PFC controller is built (docs/lossless.md): %s\n", strings.Join(waiting, ", "))
-	}
-	return nil
+	return tw.Flush()
 }
 
 func printVerdicts(w io.Writer, outs []*reproduce.Outcome) {
