@@ -150,6 +150,35 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 }
 #else
 /*
+ * Local ingress port l of switch swi, whose counts at a drained egress
+ * were just zeroed: post its Xon if it is paused and its occupancy is at
+ * or below Xon now. Not inlined: the verifier checks it once.
+ */
+static __noinline void pfc_xon_drained(__u32 swi, struct pfc_switch *sw,
+				       __u32 l)
+{
+	struct pfc_cfg *icfg;
+	struct pfc_state *ist;
+	__u32 key, *slot;
+	__u64 occ, xoff, xon;
+
+	if (l >= PFC_MAX_LOCAL)
+		return;
+	key = swi * PFC_MAX_LOCAL + l;
+	slot = bpf_map_lookup_elem(&pfc_members, &key);
+	if (!slot)
+		return;
+	icfg = bpf_map_lookup_elem(&pfc_cfgs, slot);
+	ist = bpf_map_lookup_elem(&pfc_states, slot);
+	if (!icfg || !ist || !*(volatile __u32 *)&ist->paused)
+		return;
+	occ = pfc_occupancy(swi, sw->nports, l);
+	xoff = pfc_thresholds(icfg, sw, &xon);
+	if (pfc_step(1, occ, xoff, xon) == PFC_XON)
+		pfc_post(*slot, ist, PFC_XON, occ, xon);
+}
+
+/*
  * A packet of len bytes from ingress ifindex iif, or leaving (transmitted
  * or dropped: enter 0), egress slot e, whose qdisc holds backlog bytes
  * after the event.
@@ -173,13 +202,21 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 		return;
 	pfc_note_backlog(sw, est, backlog);
 	if (!enter && !backlog) {
-		/* Drained: what the counts still hold was lost events. */
+		/*
+		 * Drained: what the counts still hold was lost events (a
+		 * dequeue the transmit tracepoint missed). The ingress ports
+		 * whose bytes are dropped here would wait for an Xon that only
+		 * their own next dequeue can post: a paused one gets none (its
+		 * upstream sends nothing), so it is checked now.
+		 */
 		for (l = 0; l < PFC_MAX_LOCAL; l++) {
 			if (l >= sw->nports)
 				break;
 			part = pfc_count(e, l);
-			if (part)
+			if (part && *part) {
 				*part = 0;
+				pfc_xon_drained(cfg->sw, sw, l);
+			}
 		}
 		est->ingress_total = 0;
 	}
