@@ -463,6 +463,15 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		qlen = READ_ONCE(st->backlog);
 		ts = tx_clock_done(st, cfg, len, now);
 		__sync_fetch_and_add(&st->late, 1);
+		/*
+		 * Nor did PFC count it. Its ingress port is unknown here, so
+		 * that port's count stays up until the queue drains; if this
+		 * was the last packet (the port's last known backlog is just
+		 * this packet), that is now, and no later dequeue would tell:
+		 * a paused ingress whose upstream sends nothing would wait
+		 * for its Xon for ever (pfc_drain).
+		 */
+		pfc_dequeue_unseen(idx, qlen > len ? qlen - len : 0);
 	}
 
 	tcd = tcd_judge(st, cfg, qlen, now, &ce_allowed);

@@ -148,34 +148,92 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 					__u64 backlog, int enq)
 {
 }
+
+static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
+{
+}
 #else
 /*
  * Local ingress port l of switch swi, whose counts at a drained egress
  * were just zeroed: post its Xon if it is paused and its occupancy is at
- * or below Xon now. Not inlined: the verifier checks it once.
+ * or below Xon now. A global function, so that the verifier checks it
+ * once, not in every caller's state (its loop in the drain's loop).
  */
-static __noinline void pfc_xon_drained(__u32 swi, struct pfc_switch *sw,
-				       __u32 l)
+__noinline int pfc_xon_drained(__u32 swi, __u32 l)
 {
+	struct pfc_switch *sw;
 	struct pfc_cfg *icfg;
 	struct pfc_state *ist;
 	__u32 key, *slot;
 	__u64 occ, xoff, xon;
 
 	if (l >= PFC_MAX_LOCAL)
-		return;
+		return 0;
+	sw = bpf_map_lookup_elem(&sw_used, &swi);
 	key = swi * PFC_MAX_LOCAL + l;
 	slot = bpf_map_lookup_elem(&pfc_members, &key);
-	if (!slot)
-		return;
+	if (!sw || !slot)
+		return 0;
 	icfg = bpf_map_lookup_elem(&pfc_cfgs, slot);
 	ist = bpf_map_lookup_elem(&pfc_states, slot);
 	if (!icfg || !ist || !*(volatile __u32 *)&ist->paused)
-		return;
+		return 0;
 	occ = pfc_occupancy(swi, sw->nports, l);
 	xoff = pfc_thresholds(icfg, sw, &xon);
 	if (pfc_step(1, occ, xoff, xon) == PFC_XON)
 		pfc_post(*slot, ist, PFC_XON, occ, xon);
+	return 0;
+}
+
+/*
+ * Egress slot e of switch swi (nports ports) drained: what its counts
+ * still hold was lost events (a dequeue the transmit tracepoint missed).
+ * The ingress ports whose bytes are dropped here would wait for an Xon
+ * that only their own next dequeue can post: a paused one gets none (its
+ * upstream sends nothing), so each is checked now.
+ */
+static __always_inline void pfc_drain(__u32 e, __u32 swi, __u32 nports,
+				      struct pfc_state *est)
+{
+	__u64 *part;
+	__u32 l;
+
+	for (l = 0; l < PFC_MAX_LOCAL; l++) {
+		if (l >= nports)
+			break;
+		part = pfc_count(e, l);
+		if (part && *part) {
+			*part = 0;
+			pfc_xon_drained(swi, l);
+		}
+	}
+	est->ingress_total = 0;
+}
+
+/*
+ * A packet left egress slot e unseen by the transmit tracepoint (counted
+ * late at the peer, its ingress port unknown), leaving about backlog
+ * bytes (the port's last known backlog less the packet): if that is
+ * nothing, the port drained. Otherwise the estimate is not noted (the
+ * next seen event brings the qdisc's own).
+ */
+static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
+{
+	struct pfc_cfg *cfg;
+	struct pfc_state *est;
+	struct pfc_switch *sw;
+
+	if (backlog)
+		return;
+	cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
+	if (!cfg || cfg->mode == PFC_OFF)
+		return;
+	est = bpf_map_lookup_elem(&pfc_states, &e);
+	sw = bpf_map_lookup_elem(&sw_used, &cfg->sw);
+	if (!est || !sw)
+		return;
+	pfc_note_backlog(sw, est, 0);
+	pfc_drain(e, cfg->sw, sw->nports, est);
 }
 
 /*
@@ -190,7 +248,7 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	struct pfc_state *est, *ist;
 	struct pfc_switch *sw;
 	__u64 occ, xoff, xon, *part;
-	__u32 i, l;
+	__u32 i;
 	int step;
 
 	cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
@@ -201,25 +259,8 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	if (!est || !sw)
 		return;
 	pfc_note_backlog(sw, est, backlog);
-	if (!enter && !backlog) {
-		/*
-		 * Drained: what the counts still hold was lost events (a
-		 * dequeue the transmit tracepoint missed). The ingress ports
-		 * whose bytes are dropped here would wait for an Xon that only
-		 * their own next dequeue can post: a paused one gets none (its
-		 * upstream sends nothing), so it is checked now.
-		 */
-		for (l = 0; l < PFC_MAX_LOCAL; l++) {
-			if (l >= sw->nports)
-				break;
-			part = pfc_count(e, l);
-			if (part && *part) {
-				*part = 0;
-				pfc_xon_drained(cfg->sw, sw, l);
-			}
-		}
-		est->ingress_total = 0;
-	}
+	if (!enter && !backlog)
+		pfc_drain(e, cfg->sw, sw->nports, est);
 	if (!pfc_ingress(cfg->sw, iif, &i, &icfg, &ist))
 		return;
 	part = pfc_count(e, icfg->local);
