@@ -210,6 +210,20 @@ static __always_inline void pfc_drain(__u32 e, __u32 swi, __u32 nports,
 	est->ingress_total = 0;
 }
 
+/* Egress slot e of a lossless switch: its config, state and switch; 0
+ * when PFC is off there. */
+static __always_inline int pfc_egress(__u32 e, struct pfc_cfg **cfg,
+				      struct pfc_state **est,
+				      struct pfc_switch **sw)
+{
+	*cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
+	if (!*cfg || (*cfg)->mode == PFC_OFF)
+		return 0;
+	*est = bpf_map_lookup_elem(&pfc_states, &e);
+	*sw = bpf_map_lookup_elem(&sw_used, &(*cfg)->sw);
+	return *est && *sw;
+}
+
 /*
  * A packet left egress slot e unseen by the transmit tracepoint (counted
  * late at the peer, its ingress port unknown), leaving about backlog
@@ -225,12 +239,7 @@ static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
 
 	if (backlog)
 		return;
-	cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
-	if (!cfg || cfg->mode == PFC_OFF)
-		return;
-	est = bpf_map_lookup_elem(&pfc_states, &e);
-	sw = bpf_map_lookup_elem(&sw_used, &cfg->sw);
-	if (!est || !sw)
+	if (!pfc_egress(e, &cfg, &est, &sw))
 		return;
 	pfc_note_backlog(sw, est, 0);
 	pfc_drain(e, cfg->sw, sw->nports, est);
@@ -251,12 +260,7 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	__u32 i;
 	int step;
 
-	cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
-	if (!cfg || cfg->mode == PFC_OFF)
-		return;
-	est = bpf_map_lookup_elem(&pfc_states, &e);
-	sw = bpf_map_lookup_elem(&sw_used, &cfg->sw);
-	if (!est || !sw)
+	if (!pfc_egress(e, &cfg, &est, &sw))
 		return;
 	pfc_note_backlog(sw, est, backlog);
 	if (!enter && !backlog)
