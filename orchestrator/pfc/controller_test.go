@@ -164,8 +164,9 @@ func logRun(t *testing.T, r losslessRun) {
 // queue then fills, so s0 pauses h0's NIC (2 hops): a pause propagates
 // upstream when the upstream queue fills. Nothing is dropped at any port
 // (every root qdisc's counter, and the switch's own), the flows
-// complete, every ingress port stays within its headroom (2dR + 2 MTU
-// at 100 Mbit/s and 1 ms: 28 028 B above Xoff), every Xoff and Xon was
+// complete, no pause lasts more than 200 ms, every ingress port stays
+// within its headroom (2dR + 2 MTU at 100 Mbit/s and 1 ms: 28 028 B
+// above Xoff), every Xoff and Xon was
 // read (none lost) and the apply lateness is bounded: p99 below 2 ms,
 // the worst p99 of the netlink change measured under load
 // (TestPauseActuator: 0.37-1.14 ms) with room for the wakeup; a pause
@@ -205,8 +206,11 @@ func TestControllerPausesUpstream(t *testing.T) {
 	if rep.MaxSpreadHops < 2 || rep.Pauses != s0.Pauses+h0.Pauses+byPort["s1/s0"].Pauses+byPort["h1/"+topology.HostIface].Pauses {
 		t.Errorf("report: %d pauses, spread %d hops", rep.Pauses, rep.MaxSpreadHops)
 	}
-	if rep.PausedNs <= 0 || rep.LongestPauseNs <= 0 || rep.LongestPauseNs > rep.PausedNs {
-		t.Errorf("paused %d ns, longest %d ns", rep.PausedNs, rep.LongestPauseNs)
+	// A pause here lasts while s1's 50 Mbit/s port drains Xoff - Xon
+	// and the Xon flies back: a few milliseconds (at most 15 ms seen).
+	// One of seconds is an Xon the switch failed to post.
+	if rep.PausedNs <= 0 || rep.LongestPauseNs <= 0 || rep.LongestPauseNs > rep.PausedNs || rep.LongestPauseNs > int64(200*time.Millisecond) {
+		t.Errorf("paused %v, longest %v (want at most 200 ms)", time.Duration(rep.PausedNs), time.Duration(rep.LongestPauseNs))
 	}
 	// The headroom 2dR + 2 MTU holds what arrives after Xoff when the
 	// pause lands on time from a port sending at its rate. A lossless

@@ -226,10 +226,10 @@ static __always_inline int pfc_egress(__u32 e, struct pfc_cfg **cfg,
 
 /*
  * A packet left egress slot e unseen by the transmit tracepoint (counted
- * late at the peer, its ingress port unknown), leaving about backlog
- * bytes (the port's last known backlog less the packet): if that is
- * nothing, the port drained. Otherwise the estimate is not noted (the
- * next seen event brings the qdisc's own).
+ * late at the peer, its ingress port unknown), and its qdisc holds
+ * backlog bytes now: note the backlog, and a drain. Several packets in a
+ * row can be missed, the last of a queue among them; without this the
+ * port's last seen backlog stays up and its occupancies with it.
  */
 static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
 {
@@ -237,12 +237,11 @@ static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
 	struct pfc_state *est;
 	struct pfc_switch *sw;
 
-	if (backlog)
-		return;
 	if (!pfc_egress(e, &cfg, &est, &sw))
 		return;
-	pfc_note_backlog(sw, est, 0);
-	pfc_drain(e, cfg->sw, sw->nports, est);
+	pfc_note_backlog(sw, est, backlog);
+	if (!backlog)
+		pfc_drain(e, cfg->sw, sw->nports, est);
 }
 
 /*
