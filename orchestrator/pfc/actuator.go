@@ -1,9 +1,13 @@
-// Package pfc holds the parts of a lossless fabric's pause that act on a
-// port (docs/lossless.md): the actuator, which pauses and resumes a
-// lossless port's egress (netbuild's TBF root), and its kick. The
-// switch's detection is tcopt/intswitch's (Config.PFC, PFCEvents); the
-// controller that applies an event a link delay after it, in the delay
-// line's thread, is not built yet.
+// Package pfc applies a lossless fabric's pauses (docs/lossless.md):
+// the switch (tcopt/intswitch, Config.PFC) detects each ingress port's
+// Xoff and Xon crossings; the Controller (controller.go) applies each one
+// link delay after it to the port feeding that ingress, its Upstream
+// (upstream.go, derived from a link-placed lossless netbuild network),
+// through that port's Actuator: a pause and a resume of its TBF root
+// (netbuild's Options.Lossless) and the kick a resume needs (kick.go).
+// The controller writes a paused switch port's state into the switch
+// (SetPaused), where TCD reads it, and reports pauses, paused time, the
+// spread of pauses in hops and its own lateness (report.go).
 package pfc
 
 import (

@@ -89,15 +89,14 @@ static __always_inline void count_enqueue(struct port_state *st, __u32 len)
 	__sync_fetch_and_add(&st->enq_pkts, 1);
 }
 
-/* Classic build: note the device of port idx for the enqueue counter. */
+/* Note the device of port idx: for the classic build's enqueue counter,
+ * and for a packet the transmit tracepoint missed (stamp_arrival). */
 static __always_inline void note_dev(__u32 idx, struct net_device *dev)
 {
-#ifdef SWITCH_CLASSIC
 	__u64 *d = bpf_map_lookup_elem(&port_devs, &idx);
 
 	if (d)
 		*d = (__u64)dev;
-#endif
 }
 
 
@@ -414,6 +413,20 @@ int int_switch_enqueue(struct __sk_buff *skb)
 }
 #endif
 
+/*
+ * The backlog of port idx's qdisc now, read through the device the
+ * tracing programs noted (port_devs), for a packet whose dequeue they
+ * missed; 1 (not drained) when no device is noted yet.
+ */
+static __always_inline __u64 unseen_backlog(__u32 idx)
+{
+	__u64 *d = bpf_map_lookup_elem(&port_devs, &idx);
+
+	if (!d || !*d)
+		return 1;
+	return qdisc_backlog_of(*d);
+}
+
 /* A snapshot older than this belongs to another packet. */
 #define SNAP_MAX_AGE_NS	(1000 * 1000 * 1000ULL)
 
@@ -463,6 +476,15 @@ static __always_inline void stamp_arrival(struct __sk_buff *skb, __u32 idx,
 		qlen = READ_ONCE(st->backlog);
 		ts = tx_clock_done(st, cfg, len, now);
 		__sync_fetch_and_add(&st->late, 1);
+		/*
+		 * Nor did PFC count it. Its ingress port is unknown here, so
+		 * that port's count stays up until the queue drains; if this
+		 * was the last packet (the port's last known backlog is just
+		 * this packet), that is now, and no later dequeue would tell:
+		 * a paused ingress whose upstream sends nothing would wait
+		 * for its Xon for ever (pfc_drain).
+		 */
+		pfc_dequeue_unseen(idx, unseen_backlog(idx));
 	}
 
 	tcd = tcd_judge(st, cfg, qlen, now, &ce_allowed);

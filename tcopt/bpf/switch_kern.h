@@ -98,13 +98,11 @@ static __always_inline __u64 qdisc_backlog(struct net_device *dev)
 #endif
 }
 
-#ifdef SWITCH_CLASSIC
-/* The same, of a device the classic build kept as a number (port_devs). */
+/* The same, of a device kept as a number (port_devs). */
 static __always_inline __u64 qdisc_backlog_of(__u64 dev)
 {
 	return BPF_CORE_READ((struct net_device *)dev, qdisc, qstats.backlog);
 }
-#endif
 
 /*
  * The key of a packet's snapshot, as the tracing programs see the packet.

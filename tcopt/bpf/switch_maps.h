@@ -254,8 +254,9 @@ struct {
 	__type(value, struct port_state);
 } port_states SEC(".maps");
 
-/* Classic build: each port's net_device, as the tracing programs saw it,
- * for the enqueue counter to read the backlog through (0: not seen yet). */
+/* Each port's net_device, as the tracing programs saw it, to read the
+ * backlog through: the classic build's enqueue counter, and a packet the
+ * transmit tracepoint missed (0: not seen yet). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SWITCH_MAX_PORTS);

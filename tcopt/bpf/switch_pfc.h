@@ -148,7 +148,102 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 					__u64 backlog, int enq)
 {
 }
+
+static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
+{
+}
 #else
+/*
+ * Local ingress port l of switch swi, whose counts at a drained egress
+ * were just zeroed: post its Xon if it is paused and its occupancy is at
+ * or below Xon now. A global function, so that the verifier checks it
+ * once, not in every caller's state (its loop in the drain's loop).
+ */
+__noinline int pfc_xon_drained(__u32 swi, __u32 l)
+{
+	struct pfc_switch *sw;
+	struct pfc_cfg *icfg;
+	struct pfc_state *ist;
+	__u32 key, *slot;
+	__u64 occ, xoff, xon;
+
+	if (l >= PFC_MAX_LOCAL)
+		return 0;
+	sw = bpf_map_lookup_elem(&sw_used, &swi);
+	key = swi * PFC_MAX_LOCAL + l;
+	slot = bpf_map_lookup_elem(&pfc_members, &key);
+	if (!sw || !slot)
+		return 0;
+	icfg = bpf_map_lookup_elem(&pfc_cfgs, slot);
+	ist = bpf_map_lookup_elem(&pfc_states, slot);
+	if (!icfg || !ist || !*(volatile __u32 *)&ist->paused)
+		return 0;
+	occ = pfc_occupancy(swi, sw->nports, l);
+	xoff = pfc_thresholds(icfg, sw, &xon);
+	if (pfc_step(1, occ, xoff, xon) == PFC_XON)
+		pfc_post(*slot, ist, PFC_XON, occ, xon);
+	return 0;
+}
+
+/*
+ * Egress slot e of switch swi (nports ports) drained: what its counts
+ * still hold was lost events (a dequeue the transmit tracepoint missed).
+ * The ingress ports whose bytes are dropped here would wait for an Xon
+ * that only their own next dequeue can post: a paused one gets none (its
+ * upstream sends nothing), so each is checked now.
+ */
+static __always_inline void pfc_drain(__u32 e, __u32 swi, __u32 nports,
+				      struct pfc_state *est)
+{
+	__u64 *part;
+	__u32 l;
+
+	for (l = 0; l < PFC_MAX_LOCAL; l++) {
+		if (l >= nports)
+			break;
+		part = pfc_count(e, l);
+		if (part && *part) {
+			*part = 0;
+			pfc_xon_drained(swi, l);
+		}
+	}
+	est->ingress_total = 0;
+}
+
+/* Egress slot e of a lossless switch: its config, state and switch; 0
+ * when PFC is off there. */
+static __always_inline int pfc_egress(__u32 e, struct pfc_cfg **cfg,
+				      struct pfc_state **est,
+				      struct pfc_switch **sw)
+{
+	*cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
+	if (!*cfg || (*cfg)->mode == PFC_OFF)
+		return 0;
+	*est = bpf_map_lookup_elem(&pfc_states, &e);
+	*sw = bpf_map_lookup_elem(&sw_used, &(*cfg)->sw);
+	return *est && *sw;
+}
+
+/*
+ * A packet left egress slot e unseen by the transmit tracepoint (counted
+ * late at the peer, its ingress port unknown), and its qdisc holds
+ * backlog bytes now: note the backlog, and a drain. Several packets in a
+ * row can be missed, the last of a queue among them; without this the
+ * port's last seen backlog stays up and its occupancies with it.
+ */
+static __always_inline void pfc_dequeue_unseen(__u32 e, __u64 backlog)
+{
+	struct pfc_cfg *cfg;
+	struct pfc_state *est;
+	struct pfc_switch *sw;
+
+	if (!pfc_egress(e, &cfg, &est, &sw))
+		return;
+	pfc_note_backlog(sw, est, backlog);
+	if (!backlog)
+		pfc_drain(e, cfg->sw, sw->nports, est);
+}
+
 /*
  * A packet of len bytes from ingress ifindex iif, or leaving (transmitted
  * or dropped: enter 0), egress slot e, whose qdisc holds backlog bytes
@@ -161,28 +256,14 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	struct pfc_state *est, *ist;
 	struct pfc_switch *sw;
 	__u64 occ, xoff, xon, *part;
-	__u32 i, l;
+	__u32 i;
 	int step;
 
-	cfg = bpf_map_lookup_elem(&pfc_cfgs, &e);
-	if (!cfg || cfg->mode == PFC_OFF)
-		return;
-	est = bpf_map_lookup_elem(&pfc_states, &e);
-	sw = bpf_map_lookup_elem(&sw_used, &cfg->sw);
-	if (!est || !sw)
+	if (!pfc_egress(e, &cfg, &est, &sw))
 		return;
 	pfc_note_backlog(sw, est, backlog);
-	if (!enter && !backlog) {
-		/* Drained: what the counts still hold was lost events. */
-		for (l = 0; l < PFC_MAX_LOCAL; l++) {
-			if (l >= sw->nports)
-				break;
-			part = pfc_count(e, l);
-			if (part)
-				*part = 0;
-		}
-		est->ingress_total = 0;
-	}
+	if (!enter && !backlog)
+		pfc_drain(e, cfg->sw, sw->nports, est);
 	if (!pfc_ingress(cfg->sw, iif, &i, &icfg, &ist))
 		return;
 	part = pfc_count(e, icfg->local);

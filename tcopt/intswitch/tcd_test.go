@@ -12,28 +12,12 @@ import (
 )
 
 // setPFC writes a port's PFC state (port_state's paused and last_xon_ns)
-// as the pause controller does: read, change the two fields, write back
-// (a counter the programs bump meanwhile may lose that one increment).
+// as the pause controller does (SetPaused).
 func setPFC(t *testing.T, s *Switch, node, iface string, paused bool, lastXonNs uint64) {
 	t.Helper()
-	for i, p := range s.ports {
-		if p.Node != node || p.Iface != iface {
-			continue
-		}
-		var st switchbpfPortState
-		if err := s.objs.PortStates.Lookup(uint32(i), &st); err != nil {
-			t.Fatal(err)
-		}
-		st.Paused, st.LastXonNs = 0, lastXonNs
-		if paused {
-			st.Paused = 1
-		}
-		if err := s.objs.PortStates.Put(uint32(i), &st); err != nil {
-			t.Fatal(err)
-		}
-		return
+	if err := s.SetPaused(node, iface, paused, lastXonNs); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no port %s/%s", node, iface)
 }
 
 // monoNs is CLOCK_MONOTONIC, the programs' bpf_ktime_get_ns.
