@@ -98,7 +98,7 @@ func runLosslessLine(t *testing.T, headroom units.Size) losslessRun {
 		}
 		base[k] = st.Drops
 	}
-	c, err := StartController(t.Context(), sw, ups)
+	c, err := StartController(t.Context(), sw, ups, Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

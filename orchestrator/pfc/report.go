@@ -29,6 +29,10 @@ type Report struct {
 	EarlyNs int64 `json:"issued_early_ns"`
 	// Realtime says the controller's thread ran SCHED_FIFO.
 	Realtime bool `json:"realtime"`
+	// SettleNs is how long the controller waited before the workload for
+	// its changes to be quick (settle.go); Settled says they were.
+	SettleNs int64 `json:"settle_ns"`
+	Settled  bool  `json:"settled"`
 }
 
 // PortReport is one upstream egress's pauses.

@@ -21,10 +21,6 @@ import (
 // line spins already.
 const spinMargin = 30_000 // ns
 
-// timerPriority is the thread's SCHED_FIFO priority, below the delay
-// line's (delay.ServeOptions' default 50), which must not wait for it.
-const timerPriority = 40
-
 // A waker is the eventfd the reader writes when it files a change.
 type waker struct{ fd int }
 
@@ -84,9 +80,14 @@ func spinUntil(deadline int64) {
 // slack of 1 ns instead of the default 50 us, and SCHED_FIFO when it is
 // allowed (it is not in every container; the thread then keeps the
 // normal policy and the report's lateness shows it).
-func preciseThread() (realtime bool) {
+func preciseThread(opt Options) (realtime bool) {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: timerPriority}
+	if opt.CPU >= 0 {
+		var set unix.CPUSet
+		set.Set(opt.CPU)
+		_ = unix.SchedSetaffinity(0, &set) // a CPU it may not use: left where it is
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(opt.Priority)}
 	return unix.SchedSetAttr(0, &attr, 0) == nil
 }
 

@@ -69,8 +69,8 @@ func losslessHosts(o *netbuild.Options, exp *experiment.Experiment) {
 }
 
 // pfcSettings is the experiment's PFC as the switch takes it. An "auto"
-// headroom is the largest 2 x delay x rate + 2 MTU of the plan's links
-// into a switch (one value for the fabric: the switch has one headroom).
+// headroom is autoHeadroom's (one value for the fabric: the switch has
+// one headroom).
 func pfcSettings(f *experiment.PFC, plan *topology.Plan) intswitch.PFC {
 	if f == nil {
 		return intswitch.PFC{}
@@ -89,7 +89,10 @@ func pfcSettings(f *experiment.PFC, plan *topology.Plan) intswitch.PFC {
 }
 
 // autoHeadroom is the largest headroom the plan's links into a switch
-// need.
+// need: the model's 2 x delay x rate + 2 MTU (intswitch.Headroom), and
+// the emulated port's own excess, the TBF's burst (netbuild.TBFBurst),
+// which a resumed port sends above the link rate (a real port resumes at
+// it). docs/lossless.md, "Headroom".
 func autoHeadroom(plan *topology.Plan) units.Size {
 	isSwitch := map[string]bool{}
 	for _, n := range plan.Nodes {
@@ -98,7 +101,7 @@ func autoHeadroom(plan *topology.Plan) units.Size {
 	var h units.Size
 	for _, l := range plan.Links {
 		if isSwitch[l.A.Node] || isSwitch[l.B.Node] {
-			h = max(h, intswitch.Headroom(l.Delay.D(), l.Rate))
+			h = max(h, intswitch.Headroom(l.Delay.D(), l.Rate)+netbuild.TBFBurst)
 		}
 	}
 	return h
@@ -122,7 +125,10 @@ func minLinkDelay(plan *topology.Plan) time.Duration {
 // run.json's extensions.pfc and the verdict's inputs.
 type losslessRun struct {
 	cfg intswitch.PFC
-	tel *telemetry
+	// lineCPU is the delay line's CPU, where the controller's thread
+	// runs (pfc.Options).
+	lineCPU int
+	tel     *telemetry
 	// out receives what the verdict judges (the variant's field).
 	out **fidelity.Lossless
 
@@ -186,7 +192,7 @@ func (x *losslessRun) Start(ctx context.Context, env *Env) error {
 	if x.ups, err = pfc.Upstreams(env.Network, x.tel.ports); err != nil {
 		return fmt.Errorf("PFC upstreams: %w", err)
 	}
-	if x.ctl, err = pfc.StartController(ctx, x.tel.sw, x.ups); err != nil {
+	if x.ctl, err = pfc.StartController(ctx, x.tel.sw, x.ups, pfc.Options{CPU: x.lineCPU}); err != nil {
 		return fmt.Errorf("PFC controller: %w", err)
 	}
 	return nil

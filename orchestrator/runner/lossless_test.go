@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"cclab/analysis/pcapflows"
+	"cclab/analysis/report"
 	"cclab/orchestrator/fidelity"
 	"cclab/rundir"
 	"cclab/tcopt/intswitch"
@@ -38,22 +38,17 @@ func readLosslessRun(t *testing.T, dir string) losslessRunJSON {
 	return rj
 }
 
-// retransmits counts the data segments the run's captures saw sent again.
+// retransmits counts the data segments of the workload's flows the
+// analysis saw sent again (its flows matched to flows.csv).
 func retransmits(t *testing.T, dir string) uint64 {
 	t.Helper()
-	files, err := rundir.Captures(dir)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("captures of %s: %v %v", dir, files, err)
+	a, err := report.AnalyzeRun(context.Background(), dir, report.Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	var n uint64
-	for _, f := range files {
-		c, err := pcapflows.ReadFile(context.Background(), f, pcapflows.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fl := range c.Flows {
-			n += fl.Retransmits
-		}
+	for _, f := range a.Flows {
+		n += f.Retransmits
 	}
 	return n
 }
@@ -69,12 +64,12 @@ func check(v fidelity.Verdict, name string) (fidelity.Check, bool) {
 }
 
 // TestLosslessIncast: experiments/lossless-incast.yaml, a 7:1 incast of
-// 256 KB per sender on a link-placed leaf-spine (1 ms links, 100 Mbit/s,
+// 1 MB per sender on a link-placed leaf-spine (1 ms links, 100 Mbit/s,
 // static Xoff 30 KB, the model's headroom), with cubic and DCTCP. Lossless:
 // no port's qdisc dropped and no segment was sent twice; the receiver's
 // leaf paused its upstreams, the spine (paused, filling) paused leaf l1,
-// and pauses reached hosts' NICs (spread of at least two hops); the
-// verdict's lossless checks ran and `lossless` held. The same incast
+// and pauses reached hosts' NICs (with cubic: a spread of at least two
+// hops); the verdict's lossless checks ran and `lossless` held. The same incast
 // without pfc (cubic) drops at the receiver's port: the control that the
 // incast is one that loses packets.
 func TestLosslessIncast(t *testing.T) {
@@ -115,7 +110,9 @@ func TestLosslessIncast(t *testing.T) {
 		if p.Pauses == 0 || !paused["s0/l0"] {
 			t.Errorf("%s: %d pauses, the spine's port to l0 paused: %v", s.CC, p.Pauses, paused["s0/l0"])
 		}
-		if p.MaxSpreadHops < 2 || !paused["l1/s0"] {
+		// Cubic fills the spine's queue to l0; DCTCP's marks keep it
+		// below Xoff, so its pauses need not spread.
+		if s.CC == "cubic" && (p.MaxSpreadHops < 2 || !paused["l1/s0"]) {
 			t.Errorf("%s: spread %d hops, l1's port to the spine paused: %v; want the pause propagated upstream", s.CC, p.MaxSpreadHops, paused["l1/s0"])
 		}
 		if c, ok := check(rj.Fidelity, "lossless"); !ok || !c.OK {
@@ -129,7 +126,7 @@ func TestLosslessIncast(t *testing.T) {
 	}
 
 	// The control: the same incast, lossy.
-	lossy := strings.Replace(body, "  pfc: {mode: static, xoff: 30KB, headroom: auto}\n", "", 1)
+	lossy := strings.Replace(body, "  pfc: {mode: static, xoff: 30KB, buffer: 1MB, headroom: auto}\n", "", 1)
 	lossy = strings.Replace(lossy, "compare: [cubic, dctcp]\n", "compare: [cubic]\n", 1)
 	if lossy == body {
 		t.Fatal("the experiment file's pfc line is not the one the test removes")

@@ -61,7 +61,7 @@ func (r attachStage) extensions() []Extension {
 		if p.Exp.Switch.PFC != nil {
 			// After the switch, so that it stops first: no pause is
 			// applied to a port whose switch is gone.
-			exts = append(exts, &losslessRun{cfg: pfcSettings(p.Exp.Switch.PFC, p.Plan), tel: tel, out: &r.lossless})
+			exts = append(exts, &losslessRun{cfg: pfcSettings(p.Exp.Switch.PFC, p.Plan), lineCPU: r.dl.LineCPU(), tel: tel, out: &r.lossless})
 		}
 	}
 	if p.Exp.Watch > 0 {
