@@ -315,11 +315,6 @@ func (e *Experiment) validate(p *problems) {
 	default:
 		p.add(e.Emulation.Line, "emulation delay_engine %q: use auto, netem or line", e.Emulation.DelayEngine)
 	}
-	if e.Emulation.UserCPU == "" && e.Switch != nil && e.Switch.PFC != nil {
-		// The PFC controller's changes run on the line's CPU: the
-		// runner's sends there would stretch them (docs/lossless.md).
-		e.Emulation.UserCPU = "any"
-	}
 	switch e.Emulation.UserCPU {
 	case "", "line", "any":
 	default:

@@ -41,8 +41,8 @@ func TestParsePFC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Parse: %v", c.in, err)
 		}
-		if e.Hosts.NICQueues != 1 || e.Hosts.RTOMin.D() != DefaultLosslessRTOMin || e.Emulation.UserCPU != "any" {
-			t.Errorf("%s: hosts nic_queues %d, rto_min %v, user_cpu %q; want 1, %v and any", c.in, e.Hosts.NICQueues, e.Hosts.RTOMin.D(), e.Emulation.UserCPU, DefaultLosslessRTOMin)
+		if e.Hosts.NICQueues != 1 || e.Hosts.RTOMin.D() != DefaultLosslessRTOMin {
+			t.Errorf("%s: hosts nic_queues %d, rto_min %v; want 1 and %v", c.in, e.Hosts.NICQueues, e.Hosts.RTOMin.D(), DefaultLosslessRTOMin)
 		}
 	}
 	// Lossy hosts keep the kernel's rto_min and the NIC's queues; a file's

@@ -188,10 +188,7 @@ type Emulation struct {
 	// senders and receivers, the samplers, the captures) run during the
 	// workload: "line" on the delay line's CPU when packet work has a
 	// single CPU of its own (the default: they then never take that CPU
-	// from the packets), "any" wherever the scheduler puts them (the
-	// default of a lossless run, whose PFC controller runs on the line's
-	// CPU: the runner's sends' softirq there made its pauses up to 16 ms
-	// late, docs/lossless.md).
+	// from the packets), "any" wherever the scheduler puts them.
 	UserCPU string `yaml:"user_cpu" json:"user_cpu,omitempty"`
 	// Strict fails the run when a variant's fidelity verdict is degraded.
 	Strict bool `yaml:"strict" json:"strict"`

@@ -52,7 +52,11 @@ type Actuator struct {
 	port    Port
 	ifindex int
 	sock    *nl.NetlinkSocket
-	kick    *kicker
+	// msgs are the pause's and the resume's requests by (rate, burst),
+	// serialised once; buf takes their acknowledgements.
+	msgs map[[2]uint64][]byte
+	buf  []byte
+	kick *kicker
 }
 
 // Open prepares the actuator of p: the netlink socket in its namespace,
@@ -86,17 +90,26 @@ func Open(p Port) (_ *Actuator, err error) {
 		return nil, fmt.Errorf("pfc port %s/%s: %w", p.Netns, p.Iface, err)
 	}
 	a.ifindex = l.Attrs().Index
+	a.buf = make([]byte, 4096)
+	a.msgs = map[[2]uint64][]byte{}
+	for _, rb := range [][2]uint64{{uint64(PausedRate), netbuild.MTUFrame}, {uint64(p.Rate), netbuild.TBFBurst}} {
+		a.msgs[rb] = netbuild.TBFRequest(a.ifindex, units.Rate(rb[0]), uint32(rb[1]), uint32(p.Limit), 0).Serialize()
+	}
 	if a.kick, err = openKicker(p, l); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// change sets the port's TBF to rate and burst, keeping its FIFO's limit.
+// change sets the port's TBF to rate and burst, keeping its FIFO's
+// limit: the request serialised once (Open) and sent with raw syscalls
+// (rawsys.go).
 func (a *Actuator) change(rate units.Rate, burst uint32) error {
-	req := netbuild.TBFRequest(a.ifindex, rate, burst, uint32(a.port.Limit), 0)
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: a.sock}}
-	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+	msg, ok := a.msgs[[2]uint64{uint64(rate), uint64(burst)}]
+	if !ok {
+		msg = netbuild.TBFRequest(a.ifindex, rate, burst, uint32(a.port.Limit), 0).Serialize()
+	}
+	if err := rawNetlink(a.sock.GetFd(), msg, a.buf); err != nil {
 		return fmt.Errorf("pfc port %s/%s: change TBF to %v: %w", a.port.Netns, a.port.Iface, rate, err)
 	}
 	return nil

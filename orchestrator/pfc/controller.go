@@ -1,15 +1,10 @@
 package pfc
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
-
-	"github.com/cilium/ebpf/ringbuf"
 
 	"cclab/tcopt/intswitch"
 )
@@ -17,39 +12,24 @@ import (
 // A Controller applies a lossless switch's crossings to the upstream
 // ports: each Xoff pauses the ingress port's upstream egress, each Xon
 // resumes it, one link delay after the crossing (the pause frame's
-// flight). A reader goroutine files each crossing read from the switch
-// (intswitch.PFCEvents) into a min-heap by due time; one thread, locked
-// and SCHED_FIFO where allowed, sleeps until the earliest is due (timer.go)
-// and applies it with the port's Actuator, issued early by the running
-// median of the changes' own durations, so that the typical change
-// lands on its due time. It writes a paused switch port's state into the
-// switch (SetPaused), where TCD reads it.
+// flight). Its timing thread is C (ctl.c, run by thread.go): it reads
+// the crossings from the switch's mapped ring buffer, files each due at
+// its time plus the link's delay, applies it with the port's prebuilt
+// TBF change (issued early by the running median of the changes' own
+// durations) and, for a switch port, writes the port's pause state,
+// where TCD reads it. A Go thread cannot keep that time here: the
+// runtime preempts a goroutine every 10 ms it runs or holds a P, and the
+// preempted goroutine then waits behind the run's others (hundreds of
+// flows): measured on tcd-victim, 249 us sleeps lasted 3-98 ms.
 type Controller struct {
-	opt       Options
-	sw        *intswitch.Switch
-	ev        *intswitch.PFCEvents
-	ups       []Upstream
-	acts      []*Actuator
-	byIngress map[[2]string]int
-	wake      *waker
+	opt  Options
+	sw   *intswitch.Switch
+	ups  []Upstream
+	acts []*Actuator
+	th   *thread
 
-	mu       sync.Mutex
-	due      dueHeap
-	seq      uint64
-	stopping bool
-	ports    []portState
-	events   uint64
-	late     []int64
-	changes  changeDurations
-	realtime bool
-	err      error // the first error while running
-	// settleNs is how long StartController waited for quick changes
-	// (settle); settled says they came.
 	settleNs int64
 	settled  bool
-
-	halt                 sync.Once
-	readerDone, timeDone chan struct{}
 }
 
 // Options place the controller's timing thread.
@@ -70,19 +50,21 @@ type Options struct {
 // few hundred times a run, which the line's own lateness bars absorb.
 const DefaultPriority = 60
 
-// A change is one crossing, filed to be applied at due.
-type change struct {
-	due  int64 // CLOCK_MONOTONIC ns: the crossing's time + the link's delay
-	seq  uint64
-	up   int // index in ups
-	kind intswitch.PFCKind
-	hop  int // Xoff: its spread
-}
+// maxEarly bounds the early issue: a change is never issued more than
+// this before its due time, whatever a stall made the median.
+const maxEarly = 200 * time.Microsecond
 
-// StartController opens an actuator per upstream and applies every
-// crossing of sw's PFCEvents to its upstream one link delay after the
-// crossing's timestamp, until Stop (or ctx ends: it then stops applying,
-// and Stop still resumes and reports). On error nothing is left open.
+// spinMargin is how long before a due time the thread stops sleeping and
+// spins on the clock: the wakeup's own lateness (tens of microseconds
+// under load) then falls before the due time. Short, so that the spin
+// costs at most this much CPU per change on a 2-core machine whose delay
+// line spins already.
+const spinMargin = 30 * time.Microsecond
+
+// StartController opens an actuator per upstream, waits for quick TBF
+// changes (settle), and starts the timing thread, which applies every
+// crossing of sw to its upstream one link delay after the crossing's
+// timestamp until Stop. On error nothing is left open.
 func StartController(ctx context.Context, sw *intswitch.Switch, ups []Upstream, opt Options) (_ *Controller, err error) {
 	if opt.Priority == 0 {
 		opt.Priority = DefaultPriority
@@ -90,22 +72,25 @@ func StartController(ctx context.Context, sw *intswitch.Switch, ups []Upstream, 
 	if opt.Priority < 1 || opt.Priority > 99 {
 		return nil, fmt.Errorf("pfc controller: SCHED_FIFO priority %d is outside 1..99", opt.Priority)
 	}
-	c := &Controller{sw: sw, ups: ups, opt: opt, byIngress: map[[2]string]int{}, ports: make([]portState, len(ups)),
-		readerDone: make(chan struct{}), timeDone: make(chan struct{})}
+	c := &Controller{opt: opt, sw: sw, ups: ups}
 	defer func() {
 		if err != nil {
 			c.closeAll()
 		}
 	}()
-	for i, u := range ups {
+	seen := map[[2]string]bool{}
+	for _, u := range ups {
 		k := [2]string{u.Ingress.Node, u.Ingress.Iface}
-		if _, dup := c.byIngress[k]; dup {
+		if seen[k] {
 			return nil, fmt.Errorf("pfc controller: ingress %s/%s given twice", k[0], k[1])
 		}
+		seen[k] = true
 		if u.Delay < 0 {
 			return nil, fmt.Errorf("pfc controller: ingress %s/%s: negative delay %v", k[0], k[1], u.Delay)
 		}
-		c.byIngress[k] = i
+		if sw.Slot(u.Ingress.Node, u.Ingress.Iface) < 0 {
+			return nil, fmt.Errorf("pfc controller: ingress %s/%s is no port of the switch", k[0], k[1])
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("pfc controller: %w", err)
 		}
@@ -120,189 +105,54 @@ func StartController(ctx context.Context, sw *intswitch.Switch, ups []Upstream, 
 			return nil, err
 		}
 	}
-	if c.wake, err = newWaker(); err != nil {
+	if c.th, err = startThread(sw, ups, c.acts, opt); err != nil {
 		return nil, err
 	}
-	if c.ev, err = sw.PFCEvents(); err != nil {
-		return nil, fmt.Errorf("pfc controller: %w", err)
-	}
-	go c.read()
-	go c.apply()
-	go func() {
-		select {
-		case <-ctx.Done():
-			c.stop()
-		case <-c.timeDone:
-		}
-	}()
 	return c, nil
 }
 
-// read files every crossing the switch posts until the reader is closed.
-func (c *Controller) read() {
-	defer close(c.readerDone)
-	for {
-		e, err := c.ev.Read(time.Time{})
-		if errors.Is(err, ringbuf.ErrClosed) {
-			return
+// pollEvery is how often the timing thread looks for crossings: a
+// quarter of the shortest link delay (the least time from a crossing to
+// its change's due time), within 50-250 us. A look that finds nothing
+// reads two words of the mapped ring.
+func pollEvery(ups []Upstream) time.Duration {
+	d := time.Duration(-1)
+	for _, u := range ups {
+		if d < 0 || u.Delay < d {
+			d = u.Delay
 		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		up, ok := c.byIngress[[2]string{e.Port.Node, e.Port.Iface}]
-		c.mu.Lock()
-		c.events++
-		if !ok {
-			c.mu.Unlock()
-			continue // a lossless port the controller was not given: not paced
-		}
-		ch := change{due: int64(e.Ns) + c.ups[up].Delay.Nanoseconds(), seq: c.seq, up: up, kind: e.Kind}
-		c.seq++
-		if e.Kind == intswitch.PFCXoff {
-			ch.hop = 1 + c.pausedHops(e.Port.Node)
-		}
-		heap.Push(&c.due, ch)
-		c.mu.Unlock()
-		c.wake.wake()
 	}
+	return min(max(d/4, 50*time.Microsecond), 250*time.Microsecond)
 }
 
-// pausedHops is the most hops of switch node's egress ports paused now
-// (0 if none). Under mu.
-func (c *Controller) pausedHops(node string) int {
-	most := 0
-	for i, u := range c.ups {
-		if !u.Host && u.Ingress.PeerNode == node && c.ports[i].paused {
-			most = max(most, c.ports[i].hop)
-		}
-	}
-	return most
-}
-
-// apply is the timing thread: it applies each filed change when due
-// (less the early issue), until stop.
-func (c *Controller) apply() {
-	defer close(c.timeDone)
-	// Never unlocked: the thread's slack and policy die with it.
-	runtime.LockOSThread()
-	rt := preciseThread(c.opt)
-	c.mu.Lock()
-	c.realtime = rt
-	c.mu.Unlock()
-	for {
-		c.mu.Lock()
-		if c.stopping {
-			c.mu.Unlock()
-			return
-		}
-		var issue int64
-		ready := false
-		if len(c.due) > 0 {
-			issue = c.due[0].due - c.changes.median()
-			ready = monoNs() >= issue
-		}
-		var ch change
-		if ready {
-			ch = heap.Pop(&c.due).(change)
-		}
-		c.mu.Unlock()
-		switch {
-		case ready:
-			c.applyOne(ch)
-		case issue > 0 && issue-monoNs() <= spinMargin:
-			spinUntil(issue)
-		default:
-			wakeAt := issue
-			if issue > 0 {
-				wakeAt -= spinMargin
-			}
-			if err := c.wake.wait(wakeAt); err != nil {
-				c.fail(err)
-				return
-			}
-		}
-	}
-}
-
-// applyOne pauses or resumes one upstream. A crossing that does not
-// change its state (an Xoff for a paused port, an Xon for a running one:
-// the other crossing was lost, the ring buffer full) is skipped.
-func (c *Controller) applyOne(ch change) {
-	u, a := c.ups[ch.up], c.acts[ch.up]
-	c.mu.Lock()
-	p := c.ports[ch.up] // only this thread changes it
-	c.mu.Unlock()
-	if (ch.kind == intswitch.PFCXoff) == p.paused {
-		return
-	}
-	start := monoNs()
-	var err error
-	if ch.kind == intswitch.PFCXoff {
-		err = a.Pause()
-	} else {
-		err = a.Resume()
-	}
-	done := monoNs()
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.mu.Lock()
-	c.changes.add(done - start)
-	c.late = append(c.late, done-ch.due)
-	st := &c.ports[ch.up]
-	if ch.kind == intswitch.PFCXoff {
-		st.paused, st.since, st.hop = true, done, ch.hop
-		st.pauses++
-		st.maxHop = max(st.maxHop, ch.hop)
-	} else {
-		st.resumed(done)
-	}
-	paused, xon := st.paused, st.lastXonNs
-	c.mu.Unlock()
-	if !u.Host {
-		if err := c.sw.SetPaused(u.Ingress.PeerNode, u.Ingress.PeerIface, paused, xon); err != nil {
-			c.fail(err)
-		}
-	}
-}
-
-func (c *Controller) fail(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = fmt.Errorf("pfc controller: %w", err)
-	}
-}
-
-// stop ends reading and applying (once).
-func (c *Controller) stop() {
-	c.halt.Do(func() {
-		c.mu.Lock()
-		c.stopping = true
-		c.mu.Unlock()
-		c.wake.wake()
-		c.ev.Close()
-	})
-}
-
-// Stop stops reading, resumes every still-paused port (counting its
-// paused time up to now), closes the actuators, and reports. Changes not
-// yet due are dropped (their ports are resumed). Safe to call once
-// after Start succeeded.
+// Stop stops the timing thread, resumes every still-paused port
+// (counting its paused time up to now), closes the actuators, and
+// reports. Changes not yet due are dropped (their ports are resumed).
+// Safe to call once after Start succeeded.
 func (c *Controller) Stop() (Report, error) {
-	c.stop()
-	<-c.readerDone
-	<-c.timeDone
+	res := c.th.stop()
 	var errs []error
-	c.mu.Lock()
-	if c.err != nil {
-		errs = append(errs, c.err)
+	if res.err != nil {
+		errs = append(errs, res.err)
 	}
-	c.mu.Unlock()
+	ports := make([]portState, len(c.ups))
+	late := make([]int64, 0, len(res.log))
+	for _, r := range res.log {
+		if r.err != 0 {
+			continue
+		}
+		st := &ports[r.up]
+		late = append(late, r.done-r.due)
+		if r.kind == intswitch.PFCXoff {
+			st.paused, st.since, st.hop = true, r.done, r.hop
+			st.pauses++
+			st.maxHop = max(st.maxHop, r.hop)
+		} else {
+			st.resumed(r.done)
+		}
+	}
 	for i, u := range c.ups {
-		st := &c.ports[i]
+		st := &ports[i]
 		if !st.paused {
 			continue
 		}
@@ -316,7 +166,7 @@ func (c *Controller) Stop() (Report, error) {
 			}
 		}
 	}
-	r, err := c.report()
+	r, err := c.report(ports, res, late)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -328,9 +178,9 @@ func (c *Controller) Stop() (Report, error) {
 
 // report sums the ports' accounts and reads the switch's lost events and
 // overruns.
-func (c *Controller) report() (Report, error) {
-	r := Report{Events: c.events, Lateness: summarise(c.late), EarlyNs: c.changes.median(), Realtime: c.realtime,
-		SettleNs: c.settleNs, Settled: c.settled}
+func (c *Controller) report(ports []portState, res threadResult, late []int64) (Report, error) {
+	r := Report{Events: res.events, Lateness: summarise(late), EarlyNs: res.earlyNs, Realtime: res.realtime,
+		SettleNs: c.settleNs, Settled: c.settled, LogDropped: res.logDropped}
 	sw, _, err := c.sw.PFCPorts()
 	if err != nil {
 		return r, fmt.Errorf("pfc controller: report: %w", err)
@@ -342,7 +192,7 @@ func (c *Controller) report() (Report, error) {
 		r.MaxOverBytes = max(r.MaxOverBytes, int64(p.MaxOver))
 	}
 	for i, u := range c.ups {
-		st := c.ports[i]
+		st := ports[i]
 		if st.pauses == 0 {
 			continue
 		}
@@ -359,17 +209,9 @@ func (c *Controller) report() (Report, error) {
 	return r, nil
 }
 
-// closeAll closes the reader, the waker and the actuators.
+// closeAll closes the actuators.
 func (c *Controller) closeAll() error {
 	var errs []error
-	if c.ev != nil {
-		c.ev.Close()
-		c.ev = nil
-	}
-	if c.wake != nil {
-		c.wake.close()
-		c.wake = nil
-	}
 	for _, a := range c.acts {
 		if err := a.Close(); err != nil {
 			errs = append(errs, err)
@@ -377,24 +219,4 @@ func (c *Controller) closeAll() error {
 	}
 	c.acts = nil
 	return errors.Join(errs...)
-}
-
-// dueHeap orders changes by due time, then by filing order (a port's
-// Xoff and Xon keep theirs).
-type dueHeap []change
-
-func (h dueHeap) Len() int { return len(h) }
-func (h dueHeap) Less(i, j int) bool {
-	if h[i].due != h[j].due {
-		return h[i].due < h[j].due
-	}
-	return h[i].seq < h[j].seq
-}
-func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)   { *h = append(*h, x.(change)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

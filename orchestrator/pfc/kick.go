@@ -40,6 +40,7 @@ type kicker struct {
 	port  Port
 	fd    int
 	addr  unix.SockaddrLinklayer
+	raw   unix.RawSockaddrLinklayer // addr as the kernel reads it (rawSendto)
 	frame []byte
 	// drop is the program on the peer's tc ingress that drops kick
 	// frames (so that they count as no interface's drop), and its link.
@@ -71,6 +72,8 @@ func openKicker(p Port, l netlink.Link) (_ *kicker, err error) {
 	}
 	k.addr = unix.SockaddrLinklayer{Protocol: proto, Ifindex: l.Attrs().Index, Halen: 6}
 	copy(k.addr.Addr[:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	k.raw = unix.RawSockaddrLinklayer{Family: unix.AF_PACKET, Protocol: proto, Ifindex: int32(l.Attrs().Index), Halen: 6}
+	copy(k.raw.Addr[:], k.addr.Addr[:6])
 	k.frame = make([]byte, kickLen)
 	copy(k.frame[0:6], k.addr.Addr[:6])
 	copy(k.frame[6:12], l.Attrs().HardwareAddr)
@@ -80,7 +83,7 @@ func openKicker(p Port, l netlink.Link) (_ *kicker, err error) {
 
 // send sends one kick frame on the port, through its qdisc.
 func (k *kicker) send() error {
-	if err := unix.Sendto(k.fd, k.frame, 0, &k.addr); err != nil {
+	if err := rawSendto(k.fd, k.frame, &k.raw); err != nil {
 		return fmt.Errorf("pfc port %s/%s: kick: %w", k.port.Netns, k.port.Iface, err)
 	}
 	return nil

@@ -33,6 +33,9 @@ type Report struct {
 	// its changes to be quick (settle.go); Settled says they were.
 	SettleNs int64 `json:"settle_ns"`
 	Settled  bool  `json:"settled"`
+	// LogDropped counts changes applied beyond the thread's log (not in
+	// the counts above).
+	LogDropped uint64 `json:"log_dropped,omitempty"`
 }
 
 // PortReport is one upstream egress's pauses.
@@ -90,29 +93,3 @@ func (p *portState) resumed(t int64) {
 	p.longestNs = max(p.longestNs, d)
 	p.lastXonNs = uint64(t)
 }
-
-// running median of the changes' durations: how early to issue one.
-type changeDurations struct {
-	ring [31]int64
-	n    int
-}
-
-func (c *changeDurations) add(d int64) {
-	c.ring[c.n%len(c.ring)] = d
-	c.n++
-}
-
-// median is 0 until a change was measured; at most maxEarly.
-func (c *changeDurations) median() int64 {
-	n := min(c.n, len(c.ring))
-	if n == 0 {
-		return 0
-	}
-	s := slices.Clone(c.ring[:n])
-	slices.Sort(s)
-	return min(s[n/2], maxEarly)
-}
-
-// maxEarly bounds the early issue: a change is never issued more than
-// this before its due time, whatever a stall made the median.
-const maxEarly = 200_000 // ns

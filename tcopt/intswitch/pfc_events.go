@@ -62,6 +62,11 @@ func (s *Switch) PFCEvents() (*PFCEvents, error) {
 	return &PFCEvents{r: r, ports: s.ports}, nil
 }
 
+// Pending reports whether the ring buffer holds crossings not read yet,
+// from its mapped positions (no syscall): a caller that polls looks
+// with it before a Read.
+func (e *PFCEvents) Pending() bool { return e.r.AvailableBytes() > 0 }
+
 // Read returns the next crossing, waiting for one until deadline (the
 // zero time: no limit); os.ErrDeadlineExceeded when none came.
 func (e *PFCEvents) Read(deadline time.Time) (PFCEvent, error) {
