@@ -89,7 +89,7 @@ func lossless(in Inputs, lim Limits, add func(Check)) {
 	case len(l.Overruns) == 0:
 		hr.Detail = fmt.Sprintf("no ingress queue went above xoff + its %d B headroom", l.Headroom)
 	case l.Auto:
-		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the model's headroom %d B (2 x delay x rate + 2 MTU), the most %s/%s by %d B: pauses landed later than the link's delay",
+		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the model's headroom %d B (2 x delay x rate + 2 MTU + the TBF's burst), the most %s/%s by %d B: more arrived after the Xoff than the pause's flight allows (a late change, or a burst the model does not count)",
 			len(l.Overruns), l.Headroom, worst.Node, worst.Iface, worst.Over-l.Headroom)
 	default:
 		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the file's headroom %d B, the most %s/%s by %d B (counted: a real switch would drop them)",

@@ -1,6 +1,7 @@
 // Package pfc applies a lossless fabric's pauses (docs/lossless.md):
 // the switch (tcopt/intswitch, Config.PFC) detects each ingress port's
-// Xoff and Xon crossings; the Controller (controller.go) applies each one
+// Xoff and Xon crossings; the Controller (controller.go, its timing
+// thread C: ctl.c) applies each one
 // link delay after it to the port feeding that ingress, its Upstream
 // (upstream.go, derived from a link-placed lossless netbuild network),
 // through that port's Actuator: a pause and a resume of its TBF root
