@@ -176,6 +176,9 @@ func plannedFlows(e *Experiment, p *runner.Prepared) map[string]int {
 		for _, key := range report.SlowdownClasses(f.Size) {
 			out[key]++
 		}
+		if f.Size < report.Under50KB {
+			out["under50k_slowdown"]++
+		}
 		if f.Group == group {
 			out["mice_latency"]++
 			out["mice_wait"]++

@@ -191,12 +191,16 @@ func windowMean(ps []metrics.Point, window, from, to time.Duration) float64 {
 	return sum * window.Seconds() / (to - from).Seconds()
 }
 
+// Under50KB bounds the TCD fragment's Hadoop class, flows below 50 KB
+// (metric under50k_slowdown).
+const Under50KB = 50_000
+
 // losslessFlows are the FCT measure's per-flow slowdowns and the TCD
 // fragment's Hadoop class, flows below 50 KB.
 func losslessFlows(v MeasureView, _ string) Samples {
 	out := fctFlows(v)
 	for _, f := range v.a.Flows {
-		if f.Size >= 50_000 {
+		if f.Size >= Under50KB {
 			continue
 		}
 		if s := censoredSlowdown(f); !math.IsNaN(s) {
