@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"cclab/internal/runid"
@@ -52,8 +53,17 @@ func Dial(ctx context.Context, id runid.ID) (*Client, error) {
 }
 
 // explain replaces a connection error by why, when the supervisor died.
+// A refused connection means its socket has no listener: a supervisor
+// that was just killed may still be exiting, so it is given a second to
+// be gone before the error is taken as is.
 func explain(id runid.ID, err error) error {
-	if st, serr := ReadState(id); serr == nil && !st.Alive() {
+	st, serr := ReadState(id)
+	if serr == nil && errors.Is(err, syscall.ECONNREFUSED) {
+		for end := time.Now().Add(time.Second); st.Alive() && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if serr == nil && !st.Alive() {
 		return fmt.Errorf("the supervisor of run %s (pid %d) is not running; its log: %s (cclab topo down --run %s, then up again)",
 			id, st.PID, id.StateDir()+"/"+LogFile, id)
 	}

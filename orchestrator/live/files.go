@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,13 +57,25 @@ func ReadState(id runid.ID) (State, error) {
 
 func writeState(id runid.ID, st State) error { return cleanup.WriteJSON(id, StateFile, st) }
 
-// Alive reports whether the supervisor of st still runs.
+// Alive reports whether the supervisor of st still runs: its process
+// exists and is not a zombie (killed, not yet reaped).
 func (st State) Alive() bool {
 	if st.PID <= 0 {
 		return false
 	}
 	err := syscall.Kill(st.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", st.PID))
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
 }
 
 // Up lists the runs that have a supervisor's state (live or dead), in
