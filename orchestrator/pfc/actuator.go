@@ -53,11 +53,12 @@ type Actuator struct {
 	port    Port
 	ifindex int
 	sock    *nl.NetlinkSocket
-	// msgs are the pause's and the resume's requests by (rate, burst),
-	// serialised once; buf takes their acknowledgements.
-	msgs map[[2]uint64][]byte
-	buf  []byte
-	kick *kicker
+	// pauseMsg and resumeMsg are the two TBF changes, serialised once
+	// (the C thread sends the same bytes); buf takes their
+	// acknowledgements.
+	pauseMsg, resumeMsg []byte
+	buf                 []byte
+	kick                *kicker
 }
 
 // Open prepares the actuator of p: the netlink socket in its namespace,
@@ -92,24 +93,17 @@ func Open(p Port) (_ *Actuator, err error) {
 	}
 	a.ifindex = l.Attrs().Index
 	a.buf = make([]byte, 4096)
-	a.msgs = map[[2]uint64][]byte{}
-	for _, rb := range [][2]uint64{{uint64(PausedRate), netbuild.MTUFrame}, {uint64(p.Rate), netbuild.TBFBurst}} {
-		a.msgs[rb] = netbuild.TBFRequest(a.ifindex, units.Rate(rb[0]), uint32(rb[1]), uint32(p.Limit), 0).Serialize()
-	}
+	a.pauseMsg = netbuild.TBFRequest(a.ifindex, PausedRate, netbuild.MTUFrame, uint32(p.Limit), 0).Serialize()
+	a.resumeMsg = netbuild.TBFRequest(a.ifindex, p.Rate, netbuild.TBFBurst, uint32(p.Limit), 0).Serialize()
 	if a.kick, err = openKicker(p, l); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// change sets the port's TBF to rate and burst, keeping its FIFO's
-// limit: the request serialised once (Open) and sent with raw syscalls
-// (rawsys.go).
-func (a *Actuator) change(rate units.Rate, burst uint32) error {
-	msg, ok := a.msgs[[2]uint64{uint64(rate), uint64(burst)}]
-	if !ok {
-		msg = netbuild.TBFRequest(a.ifindex, rate, burst, uint32(a.port.Limit), 0).Serialize()
-	}
+// change sends one of the port's serialised TBF changes (to rate),
+// keeping its FIFO's limit (rawsys.go).
+func (a *Actuator) change(msg []byte, rate units.Rate) error {
 	if err := rawNetlink(a.sock.GetFd(), msg, a.buf); err != nil {
 		return fmt.Errorf("pfc port %s/%s: change TBF to %v: %w", a.port.Netns, a.port.Iface, rate, err)
 	}
@@ -118,11 +112,11 @@ func (a *Actuator) change(rate units.Rate, burst uint32) error {
 
 // Pause stops the port's egress after at most one more frame; what is
 // queued stays queued.
-func (a *Actuator) Pause() error { return a.change(PausedRate, netbuild.MTUFrame) }
+func (a *Actuator) Pause() error { return a.change(a.pauseMsg, PausedRate) }
 
 // Resume restores the link rate and kicks the port.
 func (a *Actuator) Resume() error {
-	if err := a.change(a.port.Rate, netbuild.TBFBurst); err != nil {
+	if err := a.change(a.resumeMsg, a.port.Rate); err != nil {
 		return err
 	}
 	return a.kick.send()

@@ -179,7 +179,7 @@ func TestPauseActuator(t *testing.T) {
 	cancel2()
 	<-load2
 	time.Sleep(20 * time.Millisecond)
-	if err := a.change(rate, netbuild.TBFBurst); err != nil {
+	if err := a.change(a.resumeMsg, rate); err != nil {
 		t.Fatal(err)
 	}
 	k0 := read(t, q)

@@ -22,7 +22,6 @@ import (
 // preempted goroutine then waits behind the run's others (hundreds of
 // flows): measured on tcd-victim, 249 us sleeps lasted 3-98 ms.
 type Controller struct {
-	opt  Options
 	sw   *intswitch.Switch
 	ups  []Upstream
 	acts []*Actuator
@@ -72,7 +71,7 @@ func StartController(ctx context.Context, sw *intswitch.Switch, ups []Upstream, 
 	if opt.Priority < 1 || opt.Priority > 99 {
 		return nil, fmt.Errorf("pfc controller: SCHED_FIFO priority %d is outside 1..99", opt.Priority)
 	}
-	c := &Controller{opt: opt, sw: sw, ups: ups}
+	c := &Controller{sw: sw, ups: ups}
 	defer func() {
 		if err != nil {
 			c.closeAll()
@@ -144,7 +143,7 @@ func (c *Controller) Stop() (Report, error) {
 		st := &ports[r.up]
 		late = append(late, r.done-r.due)
 		if r.kind == intswitch.PFCXoff {
-			st.paused, st.since, st.hop = true, r.done, r.hop
+			st.paused, st.since = true, r.done
 			st.pauses++
 			st.maxHop = max(st.maxHop, r.hop)
 		} else {

@@ -76,7 +76,6 @@ func summarise(ns []int64) Lateness {
 type portState struct {
 	paused    bool
 	since     int64 // when the pause was applied (CLOCK_MONOTONIC ns)
-	hop       int   // the pause's spread
 	lastXonNs uint64
 
 	pauses    int

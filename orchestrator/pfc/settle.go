@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"cclab/orchestrator/netbuild"
 )
 
 // A change holds RTNL, which the kernel also takes, for tens of
@@ -33,7 +31,7 @@ func settle(ctx context.Context, a *Actuator) (int64, bool, error) {
 			return monoNs() - start, false, nil
 		}
 		t0 := monoNs()
-		if err := a.change(a.port.Rate, netbuild.TBFBurst); err != nil {
+		if err := a.change(a.resumeMsg, a.port.Rate); err != nil {
 			return 0, false, fmt.Errorf("pfc controller: settle: %w", err)
 		}
 		if time.Duration(monoNs()-t0) <= settleQuick {

@@ -19,7 +19,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cclab/orchestrator/netbuild"
 	"cclab/tcopt/intswitch"
 )
 
@@ -125,10 +124,8 @@ func startThread(sw *intswitch.Switch, ups []Upstream, acts []*Actuator, opt Opt
 			a, p := acts[i], &ports[i]
 			slotUp[sw.Slot(u.Ingress.Node, u.Ingress.Iface)] = C.int32_t(i)
 			p.nl_fd = C.int(a.sock.GetFd())
-			pause := a.msgs[[2]uint64{uint64(PausedRate), netbuild.MTUFrame}]
-			resume := a.msgs[[2]uint64{uint64(a.port.Rate), netbuild.TBFBurst}]
-			p.pause_msg, p.pause_len = t.bytes(pause), C.uint32_t(len(pause))
-			p.resume_msg, p.resume_len = t.bytes(resume), C.uint32_t(len(resume))
+			p.pause_msg, p.pause_len = t.bytes(a.pauseMsg), C.uint32_t(len(a.pauseMsg))
+			p.resume_msg, p.resume_len = t.bytes(a.resumeMsg), C.uint32_t(len(a.resumeMsg))
 			p.kick_fd = C.int(a.kick.fd)
 			C.memcpy(unsafe.Pointer(&p.kick_sa), unsafe.Pointer(&a.kick.raw), C.size_t(unsafe.Sizeof(a.kick.raw)))
 			C.memcpy(unsafe.Pointer(&p.kick_frame[0]), unsafe.Pointer(&a.kick.frame[0]), C.PFC_CTL_KICK_LEN)

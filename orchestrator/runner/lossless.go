@@ -15,10 +15,6 @@ import (
 	"cclab/topology"
 )
 
-// maxLosslessPorts is PFC_MAX_LOCAL (tcopt/bpf/switch_maps.h): the ports
-// of one lossless switch.
-const maxLosslessPorts = 32
-
 // checkLossless checks, before anything is built, that the topology can
 // carry the experiment's PFC (docs/lossless.md): every link holds its own
 // delay, so that a pause lands one link delay after its trigger and a
@@ -37,8 +33,8 @@ func checkLossless(exp *experiment.Experiment, plan *topology.Plan) error {
 	for _, e := range plan.Egress() {
 		if e.Role == topology.Switch {
 			ports[e.Node]++
-			if ports[e.Node] > maxLosslessPorts {
-				return fmt.Errorf("%s:%d: switch pfc: switch %s has more than %d ports, which a lossless switch cannot count", exp.File, line, e.Node, maxLosslessPorts)
+			if ports[e.Node] > intswitch.MaxPFCPorts {
+				return fmt.Errorf("%s:%d: switch pfc: switch %s has more than %d ports, which a lossless switch cannot count", exp.File, line, e.Node, intswitch.MaxPFCPorts)
 			}
 		}
 	}
@@ -200,7 +196,7 @@ func (x *losslessRun) Start(ctx context.Context, env *Env) error {
 
 func (x *losslessRun) Stop(ctx context.Context) (any, error) {
 	out := PFCJSON{Mode: x.cfg.Mode.String(), XoffBytes: x.cfg.Xoff, XonBytes: x.cfg.Xon, Alpha: x.cfg.Alpha,
-		Hysteresis: x.cfg.Hysteresis, BufferBytes: x.cfg.Buffer, HeadroomBytes: x.cfg.Headroom, HeadroomAuto: x.autoHeadroom()}
+		Hysteresis: x.cfg.Hysteresis, BufferBytes: x.cfg.Buffer, HeadroomBytes: x.cfg.Headroom, HeadroomAuto: x.headroomIsModel()}
 	var errs []error
 	if x.ctl != nil {
 		rep, err := x.ctl.Stop()
@@ -243,8 +239,8 @@ func (x *losslessRun) qdiscCounts() ([]netbuild.PortQdisc, error) {
 	return ch.QdiscCounts()
 }
 
-// autoHeadroom says whether the headroom is the model's: the file's
+// headroomIsModel says whether the headroom is the model's: the file's
 // "auto".
-func (x *losslessRun) autoHeadroom() bool {
+func (x *losslessRun) headroomIsModel() bool {
 	return x.tel != nil && x.tel.cfg.PFC != nil && x.tel.cfg.PFC.Headroom.Auto
 }

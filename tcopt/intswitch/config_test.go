@@ -62,7 +62,7 @@ func TestConfigRejects(t *testing.T) {
 		"PFC dynamic no buffer":  {Config{Netns: ns, Ports: []PortConfig{ok}, PFC: PFC{Mode: PFCDynamic, Alpha: HPCCAlpha}}, "the shared buffer 0B must be in"},
 		"PFC switch too large": {Config{Netns: ns, Ports: func() []PortConfig {
 			var ps []PortConfig
-			for i := range maxPFCPorts + 1 {
+			for i := range MaxPFCPorts + 1 {
 				ps = append(ps, PortConfig{Node: "s1", Iface: fmt.Sprintf("p%d", i), PeerNode: fmt.Sprintf("h%d", i), PeerIface: "eth0"})
 			}
 			return ps

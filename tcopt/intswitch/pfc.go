@@ -31,9 +31,9 @@ func (m PFCMode) String() string {
 	return fmt.Sprintf("PFCMode(%d)", int(m))
 }
 
-// maxPFCPorts matches PFC_MAX_LOCAL in tcopt/bpf/switch_maps.h: the ports
+// MaxPFCPorts matches PFC_MAX_LOCAL in tcopt/bpf/switch_maps.h: the ports
 // of one lossless switch.
-const maxPFCPorts = 32
+const MaxPFCPorts = 32
 
 // PFC is priority flow control at every switch of the config
 // (docs/lossless.md): each switch counts, per ingress port, the bytes that
@@ -121,8 +121,8 @@ func layoutPFC(ports []PortConfig) (pfcLayout, error) {
 			index[p.Node] = s
 			l.members = append(l.members, nil)
 		}
-		if len(l.members[s]) == maxPFCPorts {
-			return pfcLayout{}, fmt.Errorf("PFC: switch %s has more than %d ports", p.Node, maxPFCPorts)
+		if len(l.members[s]) == MaxPFCPorts {
+			return pfcLayout{}, fmt.Errorf("PFC: switch %s has more than %d ports", p.Node, MaxPFCPorts)
 		}
 		l.sw[i], l.local[i] = s, uint32(len(l.members[s]))
 		l.members[s] = append(l.members[s], uint32(i))
@@ -159,7 +159,7 @@ func (s *Switch) configurePFC(p PFC, egress, peers []iface) error {
 	}
 	for sw, members := range l.members {
 		for local, slot := range members {
-			if err := s.objs.PfcMembers.Put(uint32(sw*maxPFCPorts+local), slot); err != nil {
+			if err := s.objs.PfcMembers.Put(uint32(sw*MaxPFCPorts+local), slot); err != nil {
 				return fmt.Errorf("PFC ports of switch %s: %w", s.ports[slot].Node, err)
 			}
 		}

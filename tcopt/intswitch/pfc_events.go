@@ -62,11 +62,6 @@ func (s *Switch) PFCEvents() (*PFCEvents, error) {
 	return &PFCEvents{r: r, ports: s.ports}, nil
 }
 
-// Pending reports whether the ring buffer holds crossings not read yet,
-// from its mapped positions (no syscall): a caller that polls looks
-// with it before a Read.
-func (e *PFCEvents) Pending() bool { return e.r.AvailableBytes() > 0 }
-
 // Read returns the next crossing, waiting for one until deadline (the
 // zero time: no limit); os.ErrDeadlineExceeded when none came.
 func (e *PFCEvents) Read(deadline time.Time) (PFCEvent, error) {
@@ -176,7 +171,7 @@ func (s *Switch) PFCPorts() ([]PFCPort, map[string]PFCSwitch, error) {
 		for j, e := range members {
 			rows[j] = make([]uint64, len(members))
 			for l := range members {
-				if err := s.objs.IngressBytes.Lookup(e*maxPFCPorts+uint32(l), &rows[j][l]); err != nil {
+				if err := s.objs.IngressBytes.Lookup(e*MaxPFCPorts+uint32(l), &rows[j][l]); err != nil {
 					return nil, nil, fmt.Errorf("read ingress bytes of %s/%s: %w", s.ports[e].Node, s.ports[e].Iface, err)
 				}
 			}

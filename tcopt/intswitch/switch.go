@@ -178,7 +178,7 @@ func (s *Switch) load() error {
 		spec.Maps[name].MaxEntries = uint32(len(s.ports))
 	}
 	for _, name := range []string{"ingress_bytes", "pfc_members"} {
-		spec.Maps[name].MaxEntries = uint32(len(s.ports) * maxPFCPorts)
+		spec.Maps[name].MaxEntries = uint32(len(s.ports) * MaxPFCPorts)
 	}
 	if err := spec.LoadAndAssign(&s.objs, nil); err != nil {
 		return loadErr(s.mode, err)
