@@ -6,7 +6,9 @@
 // read from an ordinary goroutine. A socket filter truncates packets to the
 // snap length in the kernel, so only headers cross into user space. The
 // kernel's drop counter is reported per port: a capture with drops is
-// incomplete and run.json says so.
+// incomplete and run.json says so. Where a link's delay is served at the
+// port (link placement) the filter keeps only the packet's delayed
+// arrival (filter.go).
 package capture
 
 import (
@@ -23,7 +25,6 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
-	"golang.org/x/net/bpf"
 
 	"cclab/rundir"
 )
@@ -33,6 +34,9 @@ type Port struct {
 	Host  string `json:"host"`
 	Netns string `json:"-"`
 	Iface string `json:"iface"`
+	// Redelivered is set on a port that receives packets twice, before
+	// and after its link's delay (link placement).
+	Redelivered *Redelivery `json:"-"`
 }
 
 // FileName is the port's pcap file, relative to the run directory.
@@ -119,8 +123,8 @@ func open(dir string, p Port, snaplen int) (*portCapture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture %s %s: %w", p.Host, p.Iface, err)
 	}
-	// "return snaplen": the kernel keeps only the headers.
-	prog, err := bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: uint32(snaplen)}})
+	// The kernel keeps only the headers, of each arrival once.
+	prog, err := filterProgram(snaplen, p.Redelivered)
 	if err == nil {
 		err = pc.tp.SetBPF(prog)
 	}

@@ -3,11 +3,15 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"cclab/analysis/pcapflows"
 	"cclab/analysis/report"
 	"cclab/orchestrator/fidelity"
 	"cclab/rundir"
@@ -53,6 +57,75 @@ func retransmits(t *testing.T, dir string) uint64 {
 	return n
 }
 
+// connEnds is one connection as the captures at its two hosts saw it: the
+// data segments each saw (first copies and retransmissions; the lossless
+// experiment's hosts segment nothing late: no TSO, GSO or GRO) and when
+// each saw the first SYN.
+type connEnds struct {
+	name  string
+	files [2]string
+	segs  [2]uint64
+	syn   [2]int64
+}
+
+// bothEnds returns every connection seen in two of the run's host captures.
+func bothEnds(t *testing.T, dir string) []connEnds {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "pcap", "*.pcap"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captures in %s: %v", dir, err)
+	}
+	type tuple struct{ c, s netip.AddrPort }
+	seen := map[tuple][]pcapflows.Flow{}
+	where := map[tuple][]string{}
+	for _, f := range files {
+		c, err := pcapflows.ReadFile(context.Background(), f, pcapflows.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Cut != nil {
+			t.Fatalf("capture %s cut: %v", f, c.Cut)
+		}
+		for _, fl := range c.Flows {
+			k := tuple{fl.Client, fl.Server}
+			seen[k] = append(seen[k], fl)
+			where[k] = append(where[k], filepath.Base(f))
+		}
+	}
+	var out []connEnds
+	for k, fl := range seen {
+		if len(fl) != 2 || !fl[0].HandshakeSeen || !fl[1].HandshakeSeen {
+			continue
+		}
+		out = append(out, connEnds{
+			name:  fmt.Sprintf("%v -> %v", k.c, k.s),
+			files: [2]string{where[k][0], where[k][1]},
+			segs:  [2]uint64{fl[0].DataPackets, fl[1].DataPackets},
+			syn:   [2]int64{fl[0].Start, fl[1].Start},
+		})
+	}
+	if len(out) == 0 {
+		t.Fatalf("no connection seen at both its ends in %s", dir)
+	}
+	return out
+}
+
+// lostInFabric compares, for every connection seen at both its hosts, the
+// data segments its sender's interface put on the wire with those that
+// reached the receiver's, and returns one line per connection whose
+// segments did not all arrive. A retransmission that arrived along with its
+// original (a tail-loss probe during a long pause) is no loss.
+func lostInFabric(t *testing.T, dir string) []string {
+	t.Helper()
+	var lost []string
+	for _, c := range bothEnds(t, dir) {
+		if c.segs[0] != c.segs[1] {
+			lost = append(lost, fmt.Sprintf("%s: %d data segments in %s, %d in %s", c.name, c.segs[0], c.files[0], c.segs[1], c.files[1]))
+		}
+	}
+	return lost
+}
+
 // check finds a verdict's check by name.
 func check(v fidelity.Verdict, name string) (fidelity.Check, bool) {
 	for _, c := range v.Checks {
@@ -66,7 +139,9 @@ func check(v fidelity.Verdict, name string) (fidelity.Check, bool) {
 // TestLosslessIncast: experiments/lossless-incast.yaml, a 7:1 incast of
 // 1 MB per sender on a link-placed leaf-spine (1 ms links, 100 Mbit/s,
 // static Xoff 30 KB, the model's headroom), with cubic and DCTCP. Lossless:
-// no port's qdisc dropped and no segment was sent twice; the receiver's
+// no port's qdisc dropped and every data segment a sender's interface sent
+// reached the receiver's (a pause longer than the tail-loss probe's timer
+// makes TCP send a segment twice; both copies must arrive); the receiver's
 // leaf paused its upstreams, the spine (paused, filling) paused leaf l1,
 // and pauses reached hosts' NICs (with cubic: a spread of at least two
 // hops); the verdict's lossless checks ran and `lossless` held. The same incast
@@ -100,9 +175,24 @@ func TestLosslessIncast(t *testing.T) {
 		if len(p.QdiscDrops) != 0 {
 			t.Errorf("%s: lossless run dropped at %v", s.CC, p.QdiscDrops)
 		}
-		if n := retransmits(t, s.Dir); n != 0 {
-			t.Errorf("%s: %d segments retransmitted in a lossless run", s.CC, n)
+		if lost := lostInFabric(t, s.Dir); len(lost) != 0 {
+			t.Errorf("%s: segments lost between the hosts' interfaces in a lossless run:\n%s", s.CC, strings.Join(lost, "\n"))
 		}
+		t.Logf("%s: %d segments retransmitted", s.CC, retransmits(t, s.Dir))
+		// Each capture shows a packet where the host gets it: after the
+		// last link's delay (the line hands it back to the port), so a
+		// SYN crosses at least two 1 ms links between the two captures.
+		var least time.Duration
+		for i, c := range bothEnds(t, s.Dir) {
+			d := time.Duration(abs(c.syn[1] - c.syn[0]))
+			if i == 0 || d < least {
+				least = d
+			}
+			if d < 2*time.Millisecond {
+				t.Errorf("%s: %s: the SYN is %v apart in %s and %s, want at least the two links' 2 ms", s.CC, c.name, d, c.files[0], c.files[1])
+			}
+		}
+		t.Logf("%s: the closest hosts' captures see a SYN %v apart", s.CC, least)
 		paused := map[string]bool{}
 		for _, port := range p.Ports {
 			paused[port.Node+"/"+port.Iface] = port.Pauses > 0
@@ -147,6 +237,11 @@ func TestLosslessIncast(t *testing.T) {
 	if dropped == 0 {
 		t.Error("the lossy control dropped nothing: the incast does not test losslessness")
 	}
+	if lost := lostInFabric(t, res.Runs[0].Dir); len(lost) == 0 {
+		t.Error("the lossy control's captures show every segment sent arriving: the comparison cannot see a loss")
+	} else {
+		t.Logf("lossy control: %d connections lost segments between the hosts' interfaces", len(lost))
+	}
 }
 
 // A lossless experiment is refused before anything is built on a
@@ -165,4 +260,11 @@ func TestPrepareRefusesLossless(t *testing.T) {
 			t.Errorf("%s: Prepare: %v, want %q", c.topo, err, c.want)
 		}
 	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

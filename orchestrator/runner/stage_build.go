@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 
 	"cclab/orchestrator/capture"
 	"cclab/orchestrator/cpuqueue"
@@ -50,7 +52,8 @@ func (r buildStage) Start(ctx context.Context) error {
 	for _, h := range p.Plan.Hosts() {
 		r.hosts[h.Name] = flows.Host{Netns: r.net.Netns(h.Name), Addr: h.Addr}
 		if port, _, ok := p.Plan.HostPort(h.Name); ok {
-			r.ports = append(r.ports, capture.Port{Host: h.Name, Netns: r.net.Netns(h.Name), Iface: port.Iface})
+			r.ports = append(r.ports, capture.Port{Host: h.Name, Netns: r.net.Netns(h.Name), Iface: port.Iface,
+				Redelivered: redelivery(r.net.Delay, h.Name, port.Iface)})
 		}
 	}
 	return nil
@@ -68,6 +71,27 @@ func (r buildStage) Stop(ctx context.Context) error {
 	}
 	if err := r.net.Down(ctx); err != nil {
 		return fmt.Errorf("tear down: %w", err)
+	}
+	return nil
+}
+
+// redelivery says whether a host's port serves its link's delay (link
+// placement), and for packets from which sources: the capture there sees
+// each of them twice.
+func redelivery(pl *delay.Placement, host, iface string) *capture.Redelivery {
+	if !pl.Link() {
+		return nil
+	}
+	for _, p := range pl.Ports {
+		if p.Node != host || p.Iface != iface {
+			continue
+		}
+		re := &capture.Redelivery{Mark: delay.Mark}
+		for src := range p.Sources {
+			re.Sources = append(re.Sources, src)
+		}
+		slices.SortFunc(re.Sources, func(a, b netip.Addr) int { return a.Compare(b) })
+		return re
 	}
 	return nil
 }
