@@ -195,7 +195,8 @@ struct pfc_state {
 	__u64 xoffs;		/* Xoff crossings posted */
 	__u64 xons;		/* Xon crossings posted */
 	__u64 lost_events;	/* crossings the ring buffer had no room for */
-	__u64 max_over;		/* highest occupancy above Xoff while paused */
+	__u64 max_over;		/* highest occupancy above xoff_at while paused */
+	__u64 xoff_at;		/* the Xoff threshold the pause was posted at */
 };
 
 /* Per lossless switch. */

@@ -89,6 +89,10 @@ static __always_inline void pfc_post(__u32 i, struct pfc_state *ist, int kind,
 	struct pfc_event *ev;
 	__u32 from = kind == PFC_XOFF ? 0 : 1;
 
+	/* Before the flip, so that no CPU sees the pause with an older
+	 * pause's threshold (a racing crossing writes nearly the same). */
+	if (kind == PFC_XOFF)
+		*(volatile __u64 *)&ist->xoff_at = threshold;
 	if (__sync_val_compare_and_swap(&ist->paused, from, !from) != from)
 		return;
 	__sync_fetch_and_add(kind == PFC_XOFF ? &ist->xoffs : &ist->xons, 1);
@@ -278,9 +282,15 @@ static __always_inline void pfc_account(__u32 e, __u32 iif, __u32 len,
 	}
 	occ = pfc_occupancy(cfg->sw, sw->nports, icfg->local);
 	xoff = pfc_thresholds(icfg, sw, &xon);
-	if (enter && ist->paused && occ > xoff &&
-	    occ - xoff > *(volatile __u64 *)&ist->max_over)
-		*(volatile __u64 *)&ist->max_over = occ - xoff;
+	/* What arrived after the Xoff, against the threshold it was posted
+	 * at: a dynamic threshold falling as the buffer fills is no byte in
+	 * flight. */
+	if (enter && ist->paused) {
+		__u64 at = *(volatile __u64 *)&ist->xoff_at;
+
+		if (occ > at && occ - at > *(volatile __u64 *)&ist->max_over)
+			*(volatile __u64 *)&ist->max_over = occ - at;
+	}
 	step = pfc_step(ist->paused, occ, xoff, xon);
 	if (enter && step == PFC_XOFF)
 		pfc_post(i, ist, PFC_XOFF, occ, xoff);

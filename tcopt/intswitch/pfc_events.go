@@ -126,8 +126,11 @@ type PFCPort struct {
 	Paused     bool   // Xoff posted, Xon not yet
 	Xoffs      uint64 // Xoff crossings posted
 	Xons       uint64
-	LostEvents uint64     // crossings the ring buffer had no room for
-	MaxOver    units.Size // the most occupancy was above Xoff while paused
+	LostEvents uint64 // crossings the ring buffer had no room for
+	// MaxOver is the most the occupancy was above the Xoff threshold a
+	// pause was posted at, while paused: what arrived after the Xoff (a
+	// dynamic threshold falling meanwhile does not count).
+	MaxOver units.Size
 }
 
 // PFCSwitch is a lossless switch's buffer as it counts it.

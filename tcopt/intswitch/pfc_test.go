@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -270,7 +271,11 @@ func testPFCEventsHysteresis(t *testing.T, mode AttachMode) {
 // and Xon when it falls to that less the hysteresis. The events
 // alternate, Xoff first and Xon last (iperf3's bursty start can cross
 // twice), and each threshold is alpha of what was free then (within two
-// packets of the occupancy's own account).
+// packets of the occupancy's own account). No controller acts on the
+// Xoff, so the queue fills to the FIFO's limit B while paused, where the
+// dynamic threshold is 0: the overrun counted (MaxOver) is B less the
+// threshold the pause was posted at, within two packets, not B (which
+// the current threshold gave: 200 492 B).
 func TestPFCDynamicThreshold(t *testing.T) {
 	const b, alpha, hyst = 200_000, 0.11, 3028
 	s, sw := udpStar(t, 1, b, PFC{Mode: PFCDynamic, Alpha: alpha, Buffer: b, Hysteresis: hyst}, AttachTCX, false)
@@ -319,6 +324,24 @@ func TestPFCDynamicThreshold(t *testing.T) {
 				t.Errorf("Xon at occupancy %d, threshold %d: want within two packets below", e.Occupancy, e.Threshold)
 			}
 		}
+	}
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for _, e := range got {
+		if e.Kind == PFCXoff {
+			lo, hi = min(lo, uint64(e.Threshold)), max(hi, uint64(e.Threshold))
+		}
+	}
+	ports, _, err := sw.PFCPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := uint64(ingressOf(t, ports, "p1").MaxOver)
+	t.Logf("most above the Xoff posted: %d B (B %d, Xoff thresholds %d-%d)", over, b, lo, hi)
+	// A packet is counted as it reaches the queue and uncounted when
+	// the full FIFO drops it: a packet per CPU above B at most.
+	slack := uint64(runtime.NumCPU()) * udpFrame
+	if over+2*udpFrame < b-hi || over > b-lo+slack {
+		t.Errorf("max over %d B: want the full FIFO less the Xoff's threshold, %d-%d B", over, b-hi-2*udpFrame, b-lo+slack)
 	}
 }
 

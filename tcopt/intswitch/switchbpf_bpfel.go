@@ -52,6 +52,7 @@ type switchbpfPfcState struct {
 	Xons         uint64
 	LostEvents   uint64
 	MaxOver      uint64
+	XoffAt       uint64
 }
 
 type switchbpfPfcSwitch struct {

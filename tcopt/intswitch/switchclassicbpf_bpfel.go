@@ -52,6 +52,7 @@ type switchclassicbpfPfcState struct {
 	Xons         uint64
 	LostEvents   uint64
 	MaxOver      uint64
+	XoffAt       uint64
 }
 
 type switchclassicbpfPfcSwitch struct {
