@@ -28,7 +28,7 @@ const afterSettle, afterSpan = 25, 100
 
 var losslessMetrics = []Metric{
 	{"pfc_pauses", "PFC pause events (every port)", ""},
-	{"pfc_paused_ms", "time ports spent paused, summed over ports", "ms"},
+	{"pfc_paused", "time ports spent paused, summed over ports", "ms"},
 	{"pfc_spread_hops", "farthest a pause spread from the congested port", "hops"},
 	{"pfc_hosts_paused", "host NICs paused at least once", ""},
 	{"pfc_switch_ports_paused", "switch ports paused at least once", ""},
@@ -76,13 +76,13 @@ func measureLossless(v MeasureView, group string) Metrics {
 func pfcMetrics(v MeasureView, m Metrics) {
 	p := v.a.PFC
 	if p == nil {
-		for _, k := range []string{"pfc_pauses", "pfc_paused_ms", "pfc_spread_hops", "pfc_hosts_paused", "pfc_switch_ports_paused", "pfc_lost_events"} {
+		for _, k := range []string{"pfc_pauses", "pfc_paused", "pfc_spread_hops", "pfc_hosts_paused", "pfc_switch_ports_paused", "pfc_lost_events"} {
 			m[k] = nan
 		}
 		return
 	}
 	m["pfc_pauses"] = float64(p.Pauses)
-	m["pfc_paused_ms"] = float64(p.PausedNs) / 1e6
+	m["pfc_paused"] = float64(p.PausedNs) // ns, as every "ms" metric
 	m["pfc_spread_hops"] = float64(p.MaxSpreadHops)
 	hosts, switches := 0, 0
 	for _, port := range p.Ports {

@@ -60,10 +60,19 @@ func TestLosslessMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, s := a.Measures[0].Metrics, a.Measures[0].Samples
-	for k, want := range map[string]float64{"pfc_pauses": 12, "pfc_paused_ms": 34.5, "pfc_spread_hops": 2, "pfc_hosts_paused": 1, "pfc_switch_ports_paused": 1, "pfc_lost_events": 1,
+	for k, want := range map[string]float64{"pfc_pauses": 12, "pfc_paused": 34_500_000, "pfc_spread_hops": 2, "pfc_hosts_paused": 1, "pfc_switch_ports_paused": 1, "pfc_lost_events": 1,
 		"victim_short_n": 1, "victim_long_n": 1} {
 		if m[k] != want {
 			t.Errorf("%s = %v, want %v", k, m[k], want)
+		}
+	}
+	// As the page prints it: 34.5 ms.
+	lossless, _ := LookupMeasure("lossless")
+	for _, mt := range lossless.Metrics {
+		if mt.Key == "pfc_paused" {
+			if got := mt.Format(m["pfc_paused"]); got != "34.50" {
+				t.Errorf("paused time printed %q, want 34.50 (ms)", got)
+			}
 		}
 	}
 	fct := map[string]float64{}
