@@ -13,6 +13,7 @@ const (
 	FlowsCSV    = "flows.csv"    // one row per workload flow, as the application saw it
 	QueuesCSV   = "queues.csv"   // the switch ports' queue samples
 	CCTraceCSV  = "cc_trace.csv" // the laws' per-ACK trace, when traced
+	PFCCSV      = "pfc.csv"      // the PFC controller's pauses and resumes, lossless runs
 	PcapDir     = "pcap"         // one capture per captured port
 	AnalysisDir = "analysis"     // what `cclab analyze` wrote
 )

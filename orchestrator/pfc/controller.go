@@ -136,12 +136,14 @@ func (c *Controller) Stop() (Report, error) {
 	}
 	ports := make([]portState, len(c.ups))
 	late := make([]int64, 0, len(res.log))
+	changes := make([]Change, 0, len(res.log))
 	for _, r := range res.log {
 		if r.err != 0 {
 			continue
 		}
 		st := &ports[r.up]
 		late = append(late, r.done-r.due)
+		changes = append(changes, change(c.ups[r.up], r))
 		if r.kind == intswitch.PFCXoff {
 			st.paused, st.since = true, r.done
 			st.pauses++
@@ -159,6 +161,7 @@ func (c *Controller) Stop() (Report, error) {
 			errs = append(errs, fmt.Errorf("pfc controller: resume at stop: %w", err))
 		}
 		st.resumed(monoNs())
+		changes = append(changes, stopResume(u, int64(st.lastXonNs)))
 		if !u.Host {
 			if err := c.sw.SetPaused(u.Ingress.PeerNode, u.Ingress.PeerIface, false, st.lastXonNs); err != nil {
 				errs = append(errs, fmt.Errorf("pfc controller: %w", err))
@@ -169,6 +172,7 @@ func (c *Controller) Stop() (Report, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	r.Changes = changes
 	if err := c.closeAll(); err != nil {
 		errs = append(errs, err)
 	}

@@ -2,13 +2,16 @@ package pfc
 
 import (
 	"context"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"cclab/internal/runid"
 	"cclab/internal/testnet"
 	"cclab/internal/units"
+	"cclab/orchestrator/capture"
 	"cclab/orchestrator/cleanup"
 	"cclab/orchestrator/delay"
 	"cclab/orchestrator/flows"
@@ -46,6 +49,12 @@ type losslessRun struct {
 	drops       map[string]uint64
 	switchDrops map[string]uint64
 	flows       []flows.Result
+	// pcap is the capture of s0's port to s1 (the upstream s1 pauses),
+	// h0Addr the data's source; monoToReal is CLOCK_REALTIME less
+	// CLOCK_MONOTONIC (the capture's clock less the changes').
+	pcap       string
+	h0Addr     netip.Addr
+	monoToReal int64
 }
 
 // runLosslessLine builds the line lossless (TBF ports, a 4 MB shared
@@ -98,8 +107,14 @@ func runLosslessLine(t *testing.T, headroom units.Size) losslessRun {
 		}
 		base[k] = st.Drops
 	}
+	capDir := t.TempDir()
+	capt, err := capture.Start(capDir, []capture.Port{{Host: "s0", Netns: n.Netns("s0"), Iface: "s1"}}, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := StartController(t.Context(), sw, ups, Options{CPU: -1})
 	if err != nil {
+		capt.Stop()
 		t.Fatal(err)
 	}
 	hosts := map[string]flows.Host{}
@@ -116,10 +131,14 @@ func runLosslessLine(t *testing.T, headroom units.Size) losslessRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := capt.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	if ferr != nil {
 		t.Fatal(ferr)
 	}
-	out := losslessRun{report: r, flows: res, drops: map[string]uint64{}, switchDrops: map[string]uint64{}}
+	out := losslessRun{report: r, flows: res, drops: map[string]uint64{}, switchDrops: map[string]uint64{},
+		pcap: filepath.Join(capDir, capture.Port{Host: "s0", Iface: "s1"}.FileName()), h0Addr: hosts["h0"].Addr, monoToReal: monoToReal(t)}
 	if out.ingress, _, err = sw.PFCPorts(); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,9 @@ type Report struct {
 	// LogDropped counts changes applied beyond the thread's log (not in
 	// the counts above).
 	LogDropped uint64 `json:"log_dropped,omitempty"`
+	// Changes is every change in the order applied: the pause timeline
+	// (not in run.json: the runner writes it as pfc.csv).
+	Changes []Change `json:"-"`
 }
 
 // PortReport is one upstream egress's pauses.

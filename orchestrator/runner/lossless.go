@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"cclab/internal/units"
@@ -11,6 +12,7 @@ import (
 	"cclab/orchestrator/fidelity"
 	"cclab/orchestrator/netbuild"
 	"cclab/orchestrator/pfc"
+	"cclab/rundir"
 	"cclab/tcopt/intswitch"
 	"cclab/topology"
 )
@@ -129,6 +131,7 @@ type losslessRun struct {
 	out **fidelity.Lossless
 
 	ctl *pfc.Controller
+	dir string // the variant's run directory (pfc.csv)
 	net *netbuild.Network
 	ups []pfc.Upstream
 	// drops0 are the ports' qdisc drops when the controller started (the
@@ -176,7 +179,7 @@ func (x *losslessRun) Start(ctx context.Context, env *Env) error {
 	if x.tel == nil || x.tel.sw == nil {
 		return errors.New("the PFC controller needs the switch (switch: section)")
 	}
-	x.net = env.Network
+	x.net, x.dir = env.Network, env.Dir
 	qs, err := x.qdiscCounts()
 	if err != nil {
 		return err
@@ -203,6 +206,7 @@ func (x *losslessRun) Stop(ctx context.Context) (any, error) {
 		errs = append(errs, err)
 		out.Report = rep
 		x.ctl = nil
+		errs = append(errs, writePFCChanges(x.dir, rep.Changes))
 	}
 	in := &fidelity.Lossless{Headroom: int64(x.cfg.Headroom), Auto: out.HeadroomAuto, LinkDelay: minLinkDelay(x.net.Plan),
 		LostEvents: out.LostEvents, Lateness: fidelity.LatenessStats{N: out.Lateness.N,
@@ -243,4 +247,25 @@ func (x *losslessRun) qdiscCounts() ([]netbuild.PortQdisc, error) {
 // "auto".
 func (x *losslessRun) headroomIsModel() bool {
 	return x.tel != nil && x.tel.cfg.PFC != nil && x.tel.cfg.PFC.Headroom.Auto
+}
+
+// writePFCChanges writes the controller's changes as the run directory's
+// pfc.csv (the pause timeline).
+func writePFCChanges(dir string, changes []pfc.Change) error {
+	rows := make([]rundir.PFCChange, 0, len(changes))
+	for _, c := range changes {
+		ev := rundir.PFCResume
+		switch {
+		case c.Pause:
+			ev = rundir.PFCPause
+		case c.AtStop:
+			ev = rundir.PFCResumeAtStop
+		}
+		rows = append(rows, rundir.PFCChange{TimeNs: c.DoneNs, Node: c.Node, Iface: c.Iface, Event: ev,
+			PeerNode: c.PeerNode, PeerIface: c.PeerIface, CrossingNs: c.CrossingNs, DueNs: c.DueNs, Hop: c.Hop})
+	}
+	if err := rundir.WritePFCChanges(filepath.Join(dir, rundir.PFCCSV), rows); err != nil {
+		return fmt.Errorf("pfc changes: %w", err)
+	}
+	return nil
 }

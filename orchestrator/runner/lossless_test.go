@@ -208,6 +208,7 @@ func TestLosslessIncast(t *testing.T) {
 		if c, ok := check(rj.Fidelity, "lossless"); !ok || !c.OK {
 			t.Errorf("%s: the lossless check: %+v (present %v)", s.CC, c, ok)
 		}
+		checkPFCTimeline(t, s.CC, s.Dir, p)
 		for _, name := range []string{"pfc events", "pfc headroom", "pfc apply lateness p50", "pfc apply lateness p99"} {
 			if _, ok := check(rj.Fidelity, name); !ok {
 				t.Errorf("%s: the verdict has no %q check", s.CC, name)
@@ -267,4 +268,56 @@ func abs(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// checkPFCTimeline reads the run's pfc.csv: per paused port, pauses and
+// resumes alternate from a pause to a resume, as many pauses as run.json
+// counts and the same paused time; every change was due the links' 1 ms
+// after its crossing.
+func checkPFCTimeline(t *testing.T, cc, dir string, p *PFCJSON) {
+	t.Helper()
+	rows, err := rundir.ReadPFCChanges(dir)
+	if err != nil || rows == nil {
+		t.Fatalf("%s: pfc.csv: %v (rows %v)", cc, err, rows)
+	}
+	type acct struct {
+		pauses  int
+		paused  int64
+		since   int64
+		pausing bool
+	}
+	ports := map[string]*acct{}
+	for _, r := range rows {
+		k := r.Node + "/" + r.Iface
+		a := ports[k]
+		if a == nil {
+			a = &acct{}
+			ports[k] = a
+		}
+		if r.Event != rundir.PFCResumeAtStop && r.DueNs-r.CrossingNs != int64(time.Millisecond) {
+			t.Errorf("%s: pfc.csv line %d: due %d ns after the crossing, want the link's 1 ms", cc, r.Line, r.DueNs-r.CrossingNs)
+		}
+		switch {
+		case r.Event == rundir.PFCPause && !a.pausing:
+			a.pauses++
+			a.since, a.pausing = r.TimeNs, true
+		case r.Event != rundir.PFCPause && a.pausing:
+			a.paused += r.TimeNs - a.since
+			a.pausing = false
+		default:
+			t.Errorf("%s: pfc.csv line %d: %s of %s while paused %v", cc, r.Line, r.Event, k, a.pausing)
+		}
+	}
+	n := 0
+	for _, port := range p.Ports {
+		a := ports[port.Node+"/"+port.Iface]
+		if a == nil || a.pausing || a.pauses != port.Pauses || a.paused != port.PausedNs {
+			t.Errorf("%s: %s/%s: pfc.csv gives %+v, run.json %d pauses, %d ns", cc, port.Node, port.Iface, a, port.Pauses, port.PausedNs)
+		}
+		n += port.Pauses
+	}
+	if len(ports) != len(p.Ports) || n != p.Pauses {
+		t.Errorf("%s: pfc.csv pauses %d ports, run.json %d (%d pauses of %d)", cc, len(ports), len(p.Ports), n, p.Pauses)
+	}
+	t.Logf("%s: pfc.csv holds %d changes", cc, len(rows))
 }
