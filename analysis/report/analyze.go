@@ -100,6 +100,11 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 			variant = filepath.Base(dir)
 		}
 		a.PFC = ri.Extensions.PFC
+		if rows, perr := rundir.ReadPFCChanges(dir); perr != nil {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("no pause timeline: %v", perr))
+		} else {
+			a.Pauses = pausesOf(rows, in.offset, a.Origin)
+		}
 		if a.Measures, err = measureRun(a, variant, ri.Experiment.Source, in.plan, cfg); err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}

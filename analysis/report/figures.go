@@ -368,14 +368,14 @@ func (a *Analysis) Charts() []plot.Chart {
 		}
 		sf.Series = append(sf.Series, ser)
 	}
-	out = append(out, sf)
+	out = append(out, sf, a.pauseChart())
 
 	return append(out, a.raisedCharts(out)...)
 }
 
 // figureNames are the file stems of Charts, in order.
 var figureNames = append(comparisonNames[:len(comparisonNames):len(comparisonNames)],
-	"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish", "port_rate", "port_rate_day")
+	"slowdown", "throughput", "jain", "utilisation", "queue", "queue_cdf", "cwnd", "signal", "int_queue", "start_finish", "pfc_pauses", "port_rate", "port_rate_day")
 
 // Figures renders every chart that has data, in PNG and SVG.
 func (a *Analysis) Figures() ([]Figure, error) {

@@ -5,10 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	synth "cclab/internal/pcapsynth"
 	"cclab/rundir"
 )
 
@@ -55,9 +57,42 @@ func TestLosslessMeasure(t *testing.T) {
 	regroup(t, dir, map[string]string{"b1": "bursts", "v1": "victims_short", "v2": "victims", "w": "victimsx"})
 	withPFC(t, dir, rundir.PFC{Mode: "static", XoffBytes: 150_000, Pauses: 12, PausedNs: 34_500_000, MaxSpreadHops: 2, LostEvents: 1,
 		Ports: []rundir.PFCPort{{Node: "h0", Host: true, Pauses: 3}, {Node: "h1", Host: true}, {Node: "s0", Pauses: 9}, {Node: "s0", Iface: "p-h1"}}})
+	// The pause timeline: s0/p-h0 paused twice (1-3 ms, 5-6 ms), h0's
+	// NIC once (2-2.5 ms), on the monotonic clock.
+	mono := func(d time.Duration) int64 { return synth.Epoch0.Add(d).UnixNano() - offset }
+	timeline := []rundir.PFCChange{
+		{TimeNs: mono(1 * time.Millisecond), Node: "s0", Iface: "p-h0", Event: rundir.PFCPause, PeerNode: "s1", PeerIface: "s0", CrossingNs: 1, DueNs: 2, Hop: 1},
+		{TimeNs: mono(2 * time.Millisecond), Node: "h0", Iface: "eth0", Event: rundir.PFCPause, PeerNode: "s0", PeerIface: "h0", CrossingNs: 1, DueNs: 2, Hop: 2},
+		{TimeNs: mono(2500 * time.Microsecond), Node: "h0", Iface: "eth0", Event: rundir.PFCResume, PeerNode: "s0", PeerIface: "h0", CrossingNs: 1, DueNs: 2},
+		{TimeNs: mono(3 * time.Millisecond), Node: "s0", Iface: "p-h0", Event: rundir.PFCResume, PeerNode: "s1", PeerIface: "s0", CrossingNs: 1, DueNs: 2},
+		{TimeNs: mono(5 * time.Millisecond), Node: "s0", Iface: "p-h0", Event: rundir.PFCPause, PeerNode: "s1", PeerIface: "s0", CrossingNs: 1, DueNs: 2, Hop: 1},
+		{TimeNs: mono(6 * time.Millisecond), Node: "s0", Iface: "p-h0", Event: rundir.PFCResumeAtStop, PeerNode: "s1", PeerIface: "s0"},
+	}
+	if err := rundir.WritePFCChanges(filepath.Join(dir, rundir.PFCCSV), timeline); err != nil {
+		t.Fatal(err)
+	}
 	a, err := AnalyzeRun(context.Background(), dir, Config{Window: 100 * time.Microsecond, Measure: "lossless", Group: "victims"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	at := func(d time.Duration) time.Duration { return time.Duration(synth.Epoch0.Add(d).UnixNano() - a.Origin) }
+	wantPauses := []PortPauses{
+		{Port: "s0/p-h0", By: "s1/s0", Pauses: []PauseSpell{{at(time.Millisecond), at(3 * time.Millisecond)}, {at(5 * time.Millisecond), at(6 * time.Millisecond)}}},
+		{Port: "h0/eth0", By: "s0/h0", Pauses: []PauseSpell{{at(2 * time.Millisecond), at(2500 * time.Microsecond)}}},
+	}
+	if !reflect.DeepEqual(a.Pauses, wantPauses) {
+		t.Errorf("pause timeline %+v\nwant %+v", a.Pauses, wantPauses)
+	}
+	figs, err := a.Figures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := false
+	for _, f := range figs {
+		drawn = drawn || (f.Name == "pfc_pauses" && len(f.PNG) > 0)
+	}
+	if !drawn {
+		t.Error("no pfc_pauses figure")
 	}
 	m, s := a.Measures[0].Metrics, a.Measures[0].Samples
 	for k, want := range map[string]float64{"pfc_pauses": 12, "pfc_paused": 34_500_000, "pfc_spread_hops": 2, "pfc_hosts_paused": 1, "pfc_switch_ports_paused": 1, "pfc_lost_events": 1,

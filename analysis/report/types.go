@@ -230,8 +230,11 @@ type Analysis struct {
 	Interrupted []Interruption `json:"interrupted,omitempty"`
 	// PFC is a lossless run's pause record (run.json extensions.pfc);
 	// nil for a lossy run or captures.
-	PFC      *rundir.PFC `json:"pfc,omitempty"`
-	Warnings []string    `json:"warnings"`
+	PFC *rundir.PFC `json:"pfc,omitempty"`
+	// Pauses is a lossless run's pause timeline (pfc.csv), the longest
+	// paused port first.
+	Pauses   []PortPauses `json:"pauses,omitempty"`
+	Warnings []string     `json:"warnings"`
 }
 
 // Interruption is one variant's run.json "interrupted".

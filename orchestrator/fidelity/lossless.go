@@ -89,8 +89,14 @@ func lossless(in Inputs, lim Limits, add func(Check)) {
 	case len(l.Overruns) == 0:
 		hr.Detail = fmt.Sprintf("no ingress queue went above xoff + its %d B headroom", l.Headroom)
 	case l.Auto:
-		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the model's headroom %d B (2 x delay x rate + 2 MTU + the TBF's burst), the most %s/%s by %d B: more arrived after the Xoff than the pause's flight allows (a late change, or a burst the model does not count)",
-			len(l.Overruns), l.Headroom, worst.Node, worst.Iface, worst.Over-l.Headroom)
+		// The model leaves out what arrives late: each of these lets
+		// the link's rate times it more in after the Xoff.
+		lineMax := time.Duration(0)
+		if in.Line != nil {
+			lineMax = in.Line.MaxLate
+		}
+		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the model's headroom %d B (2 x delay x rate + 2 MTU + the TBF's burst), the most %s/%s by %d B: more arrived after the Xoff than the pause's flight allows (the latest change was %v late, the delay line's latest packet %v)",
+			len(l.Overruns), l.Headroom, worst.Node, worst.Iface, worst.Over-l.Headroom, l.Lateness.Max, lineMax)
 	default:
 		hr.Detail = fmt.Sprintf("%d ingress ports above xoff + the file's headroom %d B, the most %s/%s by %d B (counted: a real switch would drop them)",
 			len(l.Overruns), l.Headroom, worst.Node, worst.Iface, worst.Over-l.Headroom)

@@ -178,6 +178,17 @@ func TestLosslessIncast(t *testing.T) {
 		if lost := lostInFabric(t, s.Dir); len(lost) != 0 {
 			t.Errorf("%s: segments lost between the hosts' interfaces in a lossless run:\n%s", s.CC, strings.Join(lost, "\n"))
 		}
+		a, err := report.AnalyzeRun(context.Background(), s.Dir, report.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spells int
+		for _, pp := range a.Pauses {
+			spells += len(pp.Pauses)
+		}
+		if len(a.Pauses) != len(p.Ports) || spells != p.Pauses {
+			t.Errorf("%s: the analysis's pause timeline has %d ports and %d pauses, run.json %d and %d", s.CC, len(a.Pauses), spells, len(p.Ports), p.Pauses)
+		}
 		t.Logf("%s: %d segments retransmitted", s.CC, retransmits(t, s.Dir))
 		// Each capture shows a packet where the host gets it: after the
 		// last link's delay (the line hands it back to the port), so a
