@@ -22,7 +22,10 @@ type PFC struct {
 	Events        int64 `json:"events"`
 	// LostEvents are crossings the controller never saw (its ring
 	// buffer overflowed): the counts above miss them.
-	LostEvents int64     `json:"lost_events"`
+	LostEvents int64 `json:"lost_events"`
+	// LogDropped are changes applied beyond the controller's log: pfc.csv
+	// and the counts miss them.
+	LogDropped int64     `json:"log_dropped,omitempty"`
 	Ports      []PFCPort `json:"ports"`
 }
 

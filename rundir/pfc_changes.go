@@ -128,12 +128,18 @@ func parsePFCChange(rec []string) (PFCChange, error) {
 	c.TimeNs = num("time_ns", rec[0], false)
 	c.CrossingNs = num("crossing_ns", rec[6], atStop)
 	c.DueNs = num("due_ns", rec[7], atStop)
-	num("lateness_ns", rec[8], atStop)
+	late := num("lateness_ns", rec[8], atStop)
 	c.Hop = int(num("hop", rec[9], false))
 	if err != nil {
 		return c, err
 	}
 	switch {
+	case c.TimeNs <= 0:
+		return c, fmt.Errorf("time_ns %d", c.TimeNs)
+	case !atStop && late != c.TimeNs-c.DueNs:
+		return c, fmt.Errorf("lateness_ns %d, but time - due is %d", late, c.TimeNs-c.DueNs)
+	case c.Event == PFCPause && c.Hop < 1:
+		return c, fmt.Errorf("a pause at hop %d (at least 1)", c.Hop)
 	case c.Event != PFCPause && c.Event != PFCResume && !atStop:
 		return c, fmt.Errorf("event %q: want %s, %s or %s", c.Event, PFCPause, PFCResume, PFCResumeAtStop)
 	case c.Node == "" || c.Iface == "" || c.PeerNode == "" || c.PeerIface == "":

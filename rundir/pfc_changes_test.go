@@ -60,6 +60,9 @@ func TestPFCChangesBad(t *testing.T) {
 		{hdr + "\n" + strings.Replace(row, ",s1,s0,", ",,s0,", 1) + "\n", "p.csv:2: a port is not named"},
 		{hdr + "\n" + strings.Replace(row, "pause", "resume", 1) + "\n", "p.csv:2: hop 1 for a resume"},
 		{hdr + "\n" + strings.Replace(row, ",1000000,2000000,", ",3000000,2000000,", 1) + "\n", "p.csv:2: due 2000000 before the crossing 3000000"},
+		{hdr + "\n" + strings.Replace(row, "2000050,", "0,", 1) + "\n", "p.csv:2: time_ns 0"},
+		{hdr + "\n" + strings.Replace(row, ",50,1", ",40,1", 1) + "\n", "p.csv:2: lateness_ns 40, but time - due is 50"},
+		{hdr + "\n" + strings.Replace(row, ",50,1", ",50,0", 1) + "\n", "p.csv:2: a pause at hop 0"},
 		{hdr + "\n" + row + ",x\n", "p.csv: record on line 2: wrong number of fields"},
 	} {
 		_, err := ParsePFCChanges("p.csv", []byte(c.text))

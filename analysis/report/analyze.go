@@ -103,7 +103,12 @@ func AnalyzeRun(ctx context.Context, dir string, cfg Config) (*Analysis, error) 
 		if rows, perr := rundir.ReadPFCChanges(dir); perr != nil {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("no pause timeline: %v", perr))
 		} else {
-			a.Pauses = pausesOf(rows, in.offset, a.Origin)
+			var warn []string
+			a.Pauses, warn = pausesOf(rows, in.offset, a.Origin)
+			a.Warnings = append(a.Warnings, warn...)
+		}
+		if p := a.PFC; p != nil && (p.LostEvents > 0 || p.LogDropped > 0) {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("the pause record misses changes: %d crossings the switch could not post, %d changes beyond the controller's log", p.LostEvents, p.LogDropped))
 		}
 		if a.Measures, err = measureRun(a, variant, ri.Experiment.Source, in.plan, cfg); err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)

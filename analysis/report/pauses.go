@@ -26,35 +26,46 @@ type PauseSpell struct {
 
 // pausesOf turns pfc.csv's rows (CLOCK_MONOTONIC) into each paused port's
 // spells on the capture clock (offset: realtime less monotonic) from
-// origin. A pause without its resume (the table cut short) is dropped.
-func pausesOf(rows []rundir.PFCChange, offset, origin int64) []PortPauses {
+// origin. A row out of turn (a pause of a paused port, a resume of one not
+// paused, a pause never resumed) is left out and named in the warnings.
+func pausesOf(rows []rundir.PFCChange, offset, origin int64) ([]PortPauses, []string) {
 	byPort := map[string]*PortPauses{}
-	open := map[string]int64{}
-	var order []string
+	open := map[string]rundir.PFCChange{}
+	var order, warn []string
 	for _, r := range rows {
 		k := r.Node + "/" + r.Iface
+		if r.Event == rundir.PFCPause {
+			if o, ok := open[k]; ok {
+				warn = append(warn, fmt.Sprintf("pfc.csv:%d: a pause of %s, paused since line %d", r.Line, k, o.Line))
+			}
+			open[k] = r
+			continue
+		}
+		o, ok := open[k]
+		if !ok {
+			warn = append(warn, fmt.Sprintf("pfc.csv:%d: a resume of %s, which was not paused", r.Line, k))
+			continue
+		}
+		delete(open, k)
 		p := byPort[k]
 		if p == nil {
 			p = &PortPauses{Port: k, By: r.PeerNode + "/" + r.PeerIface}
 			byPort[k] = p
 			order = append(order, k)
 		}
-		t := time.Duration(r.TimeNs + offset - origin)
-		if r.Event == rundir.PFCPause {
-			open[k] = int64(t)
-			continue
-		}
-		if start, ok := open[k]; ok {
-			p.Pauses = append(p.Pauses, PauseSpell{Start: time.Duration(start), End: t})
-			delete(open, k)
-		}
+		at := func(ns int64) time.Duration { return time.Duration(ns + offset - origin) }
+		p.Pauses = append(p.Pauses, PauseSpell{Start: at(o.TimeNs), End: at(r.TimeNs)})
 	}
+	for k, o := range open {
+		warn = append(warn, fmt.Sprintf("pfc.csv:%d: %s paused and never resumed", o.Line, k))
+	}
+	sort.Strings(warn)
 	out := make([]PortPauses, 0, len(order))
 	for _, k := range order {
 		out = append(out, *byPort[k])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return pausedFor(out[i]) > pausedFor(out[j]) })
-	return out
+	return out, warn
 }
 
 func pausedFor(p PortPauses) time.Duration {

@@ -277,8 +277,10 @@ type ConfigEcho struct {
 
 // AnalysisVersion counts changes of what the numbers mean: 2 since FCTs
 // end at the last byte's arrival and fairness is per stable interval
-// (2026-11-25); summaries without the field are 1.
-const AnalysisVersion = 2
+// (2026-11-25); 3 since the lossless measure's paused time is pfc_paused
+// in ns (it was pfc_paused_ms, 2026-11-28); summaries without the field
+// are 1.
+const AnalysisVersion = 3
 
 // ErrEmpty is a run or capture with no flows to analyse.
 var ErrEmpty = errors.New("no flows: nothing to analyse")

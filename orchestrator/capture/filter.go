@@ -20,17 +20,29 @@ type Redelivery struct {
 // Offsets in an Ethernet frame, and the kernel's value for a packet the
 // host sends (skb->pkt_type PACKET_OUTGOING).
 const (
-	ethTypeIPv4    = 0x0800
-	ipv4SrcOffset  = 14 + 12
-	packetOutgoing = 4
+	ethTypeIPv4       = 0x0800
+	ipv4VersionOffset = 14
+	ipv4SrcOffset     = 14 + 12
+	packetOutgoing    = 4
 	// sourcesPerJump: a conditional jump skips at most 255 instructions.
 	sourcesPerJump = 200
 )
 
-// filterProgram is the capture's socket filter: keep snaplen bytes of every
-// packet, except (with re) the unmarked first sighting of a packet that is
-// still to serve its link's delay.
+// filterProgram is the capture's socket filter, assembled.
 func filterProgram(snaplen int, re *Redelivery) ([]bpf.RawInstruction, error) {
+	prog, err := filterInstructions(snaplen, re)
+	if err != nil {
+		return nil, err
+	}
+	return bpf.Assemble(prog)
+}
+
+// filterInstructions keep snaplen bytes of every packet, except (with re)
+// the unmarked first sighting of a packet that is still to serve its
+// link's delay: one delay_take sends to the line (an IPv4 header, version
+// 4, from a delayed source; the take also wants the headers linear, which
+// veth's and the line's packets are).
+func filterInstructions(snaplen int, re *Redelivery) ([]bpf.Instruction, error) {
 	keep := bpf.RetConstant{Val: uint32(snaplen)}
 	prog := []bpf.Instruction{}
 	if re != nil && len(re.Sources) > 0 {
@@ -41,6 +53,10 @@ func filterProgram(snaplen int, re *Redelivery) ([]bpf.RawInstruction, error) {
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: re.Mark, SkipTrue: 2},
 			bpf.LoadExtension{Num: bpf.ExtProto},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: ethTypeIPv4, SkipTrue: 1},
+			keep,
+			bpf.LoadAbsolute{Off: ipv4VersionOffset, Size: 1},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf0},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0x40, SkipTrue: 1},
 			keep,
 			bpf.LoadAbsolute{Off: ipv4SrcOffset, Size: 4},
 		)
@@ -59,6 +75,5 @@ func filterProgram(snaplen int, re *Redelivery) ([]bpf.RawInstruction, error) {
 			prog = append(prog, bpf.Jump{Skip: 1}, bpf.RetConstant{Val: 0})
 		}
 	}
-	prog = append(prog, keep)
-	return bpf.Assemble(prog)
+	return append(prog, keep), nil
 }

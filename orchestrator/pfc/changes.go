@@ -28,7 +28,7 @@ type Change struct {
 // change is rec as a Change of upstream u.
 func change(u Upstream, rec ctlRec) Change {
 	return Change{Node: u.Ingress.PeerNode, Iface: u.Ingress.PeerIface, PeerNode: u.Ingress.Node, PeerIface: u.Ingress.Iface,
-		Pause: rec.kind == intswitch.PFCXoff, CrossingNs: rec.due - u.Delay.Nanoseconds(), DueNs: rec.due, DoneNs: rec.done, Hop: rec.hop}
+		Pause: rec.kind == intswitch.PFCXoff, CrossingNs: rec.crossing, DueNs: rec.due, DoneNs: rec.done, Hop: rec.hop}
 }
 
 // stopResume is the resume of upstream u at stop, in force at t.

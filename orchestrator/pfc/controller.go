@@ -157,11 +157,14 @@ func (c *Controller) Stop() (Report, error) {
 		if !st.paused {
 			continue
 		}
-		if err := c.acts[i].Resume(); err != nil {
+		err := c.acts[i].Resume()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("pfc controller: resume at stop: %w", err))
 		}
 		st.resumed(monoNs())
-		changes = append(changes, stopResume(u, int64(st.lastXonNs)))
+		if err == nil { // the timeline holds only changes made
+			changes = append(changes, stopResume(u, int64(st.lastXonNs)))
+		}
 		if !u.Host {
 			if err := c.sw.SetPaused(u.Ingress.PeerNode, u.Ingress.PeerIface, false, st.lastXonNs); err != nil {
 				errs = append(errs, fmt.Errorf("pfc controller: %w", err))

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,9 +113,10 @@ func runLosslessLine(t *testing.T, headroom units.Size) losslessRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopCapture := sync.OnceValues(capt.Stop)
+	t.Cleanup(func() { stopCapture() })
 	c, err := StartController(t.Context(), sw, ups, Options{CPU: -1})
 	if err != nil {
-		capt.Stop()
 		t.Fatal(err)
 	}
 	hosts := map[string]flows.Host{}
@@ -131,7 +133,7 @@ func runLosslessLine(t *testing.T, headroom units.Size) losslessRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := capt.Stop(); err != nil {
+	if _, err := stopCapture(); err != nil {
 		t.Fatal(err)
 	}
 	if ferr != nil {

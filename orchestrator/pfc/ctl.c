@@ -124,6 +124,7 @@ static void file_event(struct pfc_ctl *c, const uint8_t *ev)
 		return;
 	}
 	up = c->slot_up[slot];
+	it.crossing = ns;
 	it.due = ns + c->ports[up].delay_ns;
 	it.seq = c->seq++;
 	it.up = (uint32_t)up;
@@ -235,6 +236,7 @@ static void apply(struct pfc_ctl *c, struct pfc_ctl_item it)
 		return;
 	}
 	r = &c->log[c->log_n++];
+	r->crossing = it.crossing;
 	r->due = it.due;
 	r->start = start;
 	r->done = done;

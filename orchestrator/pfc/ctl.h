@@ -40,6 +40,7 @@ struct pfc_ctl_port {
 
 /* One applied change (kind 1 Xoff, 2 Xon), CLOCK_MONOTONIC ns. */
 struct pfc_ctl_rec {
+	uint64_t crossing;		/* the switch's event time */
 	uint64_t due;
 	uint64_t start;
 	uint64_t done;
@@ -51,6 +52,7 @@ struct pfc_ctl_rec {
 
 /* A filed crossing. */
 struct pfc_ctl_item {
+	uint64_t crossing;
 	uint64_t due;
 	uint64_t seq;
 	uint32_t up;

@@ -176,7 +176,7 @@ func (t *thread) stop() threadResult {
 		res.err = errors.Join(res.err, fmt.Errorf("pfc controller: %d crossings found the queue of due changes full", uint64(c.full)))
 	}
 	for _, r := range unsafe.Slice(c.log, int(c.log_n)) {
-		res.log = append(res.log, ctlRec{due: int64(r.due), start: int64(r.start), done: int64(r.done), up: int(r.up),
+		res.log = append(res.log, ctlRec{crossing: int64(r.crossing), due: int64(r.due), start: int64(r.start), done: int64(r.done), up: int(r.up),
 			kind: intswitch.PFCKind(r.kind), hop: int(r.hop), err: int32(r.err)})
 	}
 	t.free()

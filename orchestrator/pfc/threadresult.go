@@ -14,9 +14,9 @@ type threadResult struct {
 
 // ctlRec is one applied change (struct pfc_ctl_rec).
 type ctlRec struct {
-	due, start, done int64
-	up               int
-	kind             intswitch.PFCKind
-	hop              int
-	err              int32
+	crossing, due, start, done int64
+	up                         int
+	kind                       intswitch.PFCKind
+	hop                        int
+	err                        int32
 }

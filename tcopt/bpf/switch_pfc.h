@@ -89,8 +89,10 @@ static __always_inline void pfc_post(__u32 i, struct pfc_state *ist, int kind,
 	struct pfc_event *ev;
 	__u32 from = kind == PFC_XOFF ? 0 : 1;
 
-	/* Before the flip, so that no CPU sees the pause with an older
-	 * pause's threshold (a racing crossing writes nearly the same). */
+	/* Before the flip, so that a CPU that sees the pause sees its
+	 * threshold (the CAS orders the store; the readers' two plain loads
+	 * are ordered on x86, not on weakly ordered CPUs). A racing crossing
+	 * writes nearly the same threshold. */
 	if (kind == PFC_XOFF)
 		*(volatile __u64 *)&ist->xoff_at = threshold;
 	if (__sync_val_compare_and_swap(&ist->paused, from, !from) != from)
