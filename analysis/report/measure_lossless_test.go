@@ -83,6 +83,10 @@ func TestLosslessMeasure(t *testing.T) {
 	if !reflect.DeepEqual(a.Pauses, wantPauses) {
 		t.Errorf("pause timeline %+v\nwant %+v", a.Pauses, wantPauses)
 	}
+	summary := strings.Join(a.SummaryLines(), "\n")
+	if want := "PFC: 12 pauses on 2 ports (1 host NICs), paused 34.5ms in all, the longest 0s, spread 2 hops"; !strings.Contains(summary, want) {
+		t.Errorf("the summary lacks %q:\n%s", want, summary)
+	}
 	figs, err := a.Figures()
 	if err != nil {
 		t.Fatal(err)

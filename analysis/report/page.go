@@ -33,6 +33,7 @@ func (a *Analysis) SummaryLines() []string {
 	l = append(l, a.headlineTable()...)
 	l = append(l, fairnessLines(a)...)
 	l = append(l, measureLines(a)...)
+	l = append(l, pfcLines(a)...)
 	// One line for the INT options of all captures (per capture: int_summary.csv).
 	if len(a.INT) > 0 {
 		var opts, fwd, echo, recs, bad uint64

@@ -95,3 +95,24 @@ func (a *Analysis) pauseChart() plot.Chart {
 	}
 	return c
 }
+
+// pfcLines are a lossless run's pauses on screen, one line (run.json
+// extensions.pfc; nothing for a lossy run).
+func pfcLines(a *Analysis) []string {
+	p := a.PFC
+	if p == nil {
+		return nil
+	}
+	ports, hosts := 0, 0
+	for _, port := range p.Ports {
+		if port.Pauses == 0 {
+			continue
+		}
+		ports++
+		if port.Host {
+			hosts++
+		}
+	}
+	return []string{fmt.Sprintf("PFC: %d pauses on %d ports (%d host NICs), paused %v in all, the longest %v, spread %d hops; the timeline in pfc.csv and the pfc_pauses figure",
+		p.Pauses, ports, hosts, time.Duration(p.PausedNs).Round(time.Microsecond), time.Duration(p.LongestPauseNs).Round(time.Microsecond), p.MaxSpreadHops)}
+}
