@@ -29,6 +29,7 @@ type PauseSpell struct {
 // origin. A row out of turn (a pause of a paused port, a resume of one not
 // paused, a pause never resumed) is left out and named in the warnings.
 func pausesOf(rows []rundir.PFCChange, offset, origin int64) ([]PortPauses, []string) {
+	at := func(ns int64) time.Duration { return time.Duration(ns + offset - origin) }
 	byPort := map[string]*PortPauses{}
 	open := map[string]rundir.PFCChange{}
 	var order, warn []string
@@ -53,7 +54,6 @@ func pausesOf(rows []rundir.PFCChange, offset, origin int64) ([]PortPauses, []st
 			byPort[k] = p
 			order = append(order, k)
 		}
-		at := func(ns int64) time.Duration { return time.Duration(ns + offset - origin) }
 		p.Pauses = append(p.Pauses, PauseSpell{Start: at(o.TimeNs), End: at(r.TimeNs)})
 	}
 	for k, o := range open {

@@ -7,32 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"cclab/orchestrator/flows"
 	"cclab/tcopt/intswitch"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
-	"golang.org/x/sys/unix"
 )
 
-// monoToReal is CLOCK_REALTIME less CLOCK_MONOTONIC now, the smaller of
-// a few reads (the closest pair).
-func monoToReal(t *testing.T) int64 {
-	t.Helper()
-	var best int64
-	bestSpan := int64(-1)
-	for range 5 {
-		var m0, r, m1 unix.Timespec
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &m0)
-		unix.ClockGettime(unix.CLOCK_REALTIME, &r)
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &m1)
-		span := m1.Nano() - m0.Nano()
-		if bestSpan < 0 || span < bestSpan {
-			best, bestSpan = r.Nano()-(m0.Nano()+span/2), span
-		}
-	}
-	return best
-}
+// monoToReal is CLOCK_REALTIME less CLOCK_MONOTONIC now, as the runner
+// records it (run.json clock_offset_ns).
+func monoToReal(*testing.T) int64 { return flows.Realtime() - flows.Monotonic() }
 
 // dataSent returns when (CLOCK_MONOTONIC ns) the capture at s0's port to
 // s1 saw each data segment from h0 leave.
